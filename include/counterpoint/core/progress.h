@@ -1,0 +1,18 @@
+// counterpoint/core/progress.h: how long operations report progress and accept cancellation.
+// A callback receives (done, total) and returns false to cancel; the operation then throws
+// counterpoint::Cancelled. The Python module drives tqdm bars and Ctrl-C through it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace counterpoint {
+
+using ProgressCallback = std::function<bool(std::size_t done, std::size_t total)>;
+
+// Calls `cb` if set and throws Cancelled (naming `operation`) when it returns false.
+void report_progress(const ProgressCallback& cb, std::size_t done, std::size_t total,
+                     const char* operation);
+
+}  // namespace counterpoint
