@@ -29,7 +29,14 @@ function(counterpoint_bundle name)
   file(WRITE ${CMAKE_BINARY_DIR}/bundle_anchor.cpp "// anchor for the bundled library\n")
   add_library(${name} SHARED ${CMAKE_BINARY_DIR}/bundle_anchor.cpp)
   add_library(counterpoint::counterpoint ALIAS ${name})
-  target_link_libraries(${name} PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${archives}>")
+  # Every object of every layer goes into the shared library (--whole-archive), while the
+  # plain link below brings in the layers' own dependencies.
+  set(whole)
+  foreach(archive ${archives})
+    list(APPEND whole "$<TARGET_FILE:${archive}>")
+  endforeach()
+  target_link_options(${name} PRIVATE "LINKER:--whole-archive" ${whole} "LINKER:--no-whole-archive")
+  target_link_libraries(${name} PRIVATE ${archives})
   target_link_libraries(${name} PUBLIC ${TORCH_LIBRARIES} faiss OpenMP::OpenMP_CXX Threads::Threads)
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

@@ -1,3 +1,61 @@
 #include <iostream>
+
+#include "commands.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
 #include "counterpoint/core/version.h"
-int main() { std::cout << "counterpoint " << counterpoint::version() << "\n"; return 0; }
+
+namespace counterpoint::cli {
+
+std::string default_models_dir() {
+  const char* env = std::getenv("COUNTERPOINT_MODELS");
+  return env && *env ? env : "models/installed";
+}
+
+std::string resolve_model(const std::string& name_or_dir) {
+  if (path_exists(join_path(name_or_dir, "manifest.json"))) return name_or_dir;
+  const std::string installed = join_path(default_models_dir(), name_or_dir);
+  if (path_exists(join_path(installed, "manifest.json"))) return installed;
+  throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + default_models_dir() +
+                     " (set COUNTERPOINT_MODELS or run ./setup.sh build)");
+}
+
+std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads) {
+  EncoderConfig config;
+  config.threads = threads;
+  return Encoder::load(resolve_model(name_or_dir), config);
+}
+
+ProgressCallback stderr_progress(const std::string& label) {
+  return [label](std::size_t done, std::size_t total) {
+    std::cerr << "\r" << label << ": " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+    return true;
+  };
+}
+
+}  // namespace counterpoint::cli
+
+int main(int argc, char** argv) {
+  using namespace counterpoint;
+  CLI::App app{"counterpoint: retrieval of passages that contradict, attack or support a query"};
+  app.set_version_flag("--version", std::string("counterpoint ") + version());
+  app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
+  cli::add_demo_command(app);
+  cli::add_models_commands(app);
+  cli::add_index_commands(app);
+  cli::add_search_commands(app);
+  cli::add_eval_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const FileNotFound& e) {
+    std::cerr << "counterpoint: " << e.what() << "\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "counterpoint: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

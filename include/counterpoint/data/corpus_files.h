@@ -1,0 +1,21 @@
+// counterpoint/data/corpus_files.h: plain corpora outside BEIR layout, for users who bring only
+// a list of texts. JSONL lines {"id" or "_id", "text", "title"?} or TSV lines id<TAB>text.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "counterpoint/data/beir.h"
+
+namespace counterpoint::data {
+
+// JSONL corpus in file order. The id is "id" or "_id" (a line with both throws), a string or an
+// integer as in jsonl_id; "title" is optional. Duplicate ids throw CorruptFile "file:line: ...".
+std::vector<Document> load_jsonl_documents(const std::string& path);
+
+// TSV corpus in file order: the id is everything before the first tab, the text everything
+// after it (later tabs stay in the text); no header line. Titles are empty. A line without a
+// tab, an empty id or a duplicate id throws CorruptFile "file:line: ...".
+std::vector<Document> load_tsv_documents(const std::string& path);
+
+}  // namespace counterpoint::data

@@ -1,0 +1,74 @@
+// counterpoint/encoder: text in, embeddings out.
+// An Encoder owns one model directory (manifest + tokenizer + TorchScript network) and turns
+// batches of texts into pooled sentence embeddings (rows of a Matrix) or per-token states.
+// Inputs are sorted by length and padded per batch (length bucketing), then restored to the
+// caller's order. This header is free of libtorch so applications compile quickly against it.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/core/progress.h"
+#include "counterpoint/encoder/manifest.h"
+
+namespace counterpoint {
+
+class TorchTextModel;
+
+// Which prefix the manifest prepends before tokenising.
+enum class TextRole { kDocument, kQuery, kNone };
+
+struct EncoderConfig {
+  // Intra-op threads for libtorch (it defaults to 1 on some machines); 0 = all hardware threads.
+  int threads = 0;
+  // Loads model-int8.pt (dynamically quantised linear layers) instead of the float model,
+  // when the model directory provides it.
+  bool int8 = false;
+};
+
+struct EncodeOptions {
+  std::size_t batch_size = 32;
+  TextRole role = TextRole::kDocument;
+  // When set, replaces the manifest's prefix for this call (e.g. a stance instruction).
+  const std::string* prefix_override = nullptr;
+  ProgressCallback progress;  // (texts done, texts total)
+};
+
+struct EncodeReport {
+  std::size_t texts = 0;
+  std::size_t truncated = 0;  // inputs longer than the model's max_length, cut to it
+  std::size_t tokens = 0;     // tokens fed to the network, padding excluded
+};
+
+class Encoder {
+ public:
+  // Verifies the manifest's checksums, then loads tokenizer and network.
+  static std::shared_ptr<Encoder> load(const std::string& model_dir, const EncoderConfig& config = {});
+  ~Encoder();
+
+  // (texts.size() x embedding_dim) float32, L2-normalised rows. An empty list gives a 0-row matrix.
+  Matrix encode(const std::vector<std::string>& texts, const EncodeOptions& options = {},
+                EncodeReport* report = nullptr) const;
+  // One (tokens_i x token_dim) matrix per text, L2-normalised rows, padding removed.
+  std::vector<Matrix> encode_tokens(const std::vector<std::string>& texts,
+                                    const EncodeOptions& options = {},
+                                    EncodeReport* report = nullptr) const;
+
+  const ModelManifest& manifest() const { return manifest_; }
+  const std::string& directory() const { return directory_; }
+  std::size_t dim() const { return manifest_.embedding_dim; }
+  std::size_t token_dim() const { return manifest_.token_dim; }
+  // The network and tokenizer, for training and for callers that need tensors.
+  TorchTextModel& model() const { return *model_; }
+
+ private:
+  Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchTextModel> model);
+  std::string directory_;
+  ModelManifest manifest_;
+  std::unique_ptr<TorchTextModel> model_;
+};
+
+}  // namespace counterpoint

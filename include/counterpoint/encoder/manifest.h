@@ -1,0 +1,52 @@
+// counterpoint/encoder/manifest.h: the model directory format.
+// A model directory holds a TorchScript file, the tokenizer file(s) and manifest.json, which
+// names the architecture, widths, pooling, limits, prefixes, licence, provenance and a SHA-256
+// for every file. Loading verifies every checksum BEFORE any TorchScript is deserialised:
+// TorchScript files can execute code when loaded, so only files the manifest vouches for are.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace counterpoint {
+
+enum class Pooling { kModel, kCls, kMean };
+Pooling parse_pooling(const std::string& name);
+std::string to_string(Pooling pooling);
+
+struct ModelManifest {
+  static constexpr int kFormatVersion = 1;
+
+  std::string name;
+  std::string architecture;            // "use-lite", "bert", ...
+  std::size_t embedding_dim = 0;       // width of the pooled sentence embedding
+  std::size_t token_dim = 0;           // width of the per-token states
+  Pooling pooling = Pooling::kModel;   // kModel: the network's own pooled output
+  std::size_t max_length = 0;          // tokens, special tokens included
+  std::string tokenizer_kind;          // "wordpiece", "use-unigram", "sentencepiece"
+  std::string tokenizer_file;          // relative to the model directory
+  bool lowercase = true;               // wordpiece only
+  std::string query_prefix;
+  std::string document_prefix;
+  bool normalized = true;              // pooled outputs are L2-normalised
+  std::string license;
+  std::string model_file = "model.pt";
+  nlohmann::json source;               // package, version, upstream
+  nlohmann::json training;             // present for fine-tuned models: base, data, loss, hyperparameters, scores
+  std::map<std::string, std::string> files;  // file name -> sha256 hex
+
+  // Parses and validates manifest.json of `dir`, then verifies every listed file's checksum.
+  // FileNotFound for a missing directory/manifest/file; CorruptFile for bad JSON, missing or
+  // ill-typed fields, an unsupported format version or a checksum mismatch.
+  static ModelManifest load(const std::string& dir);
+  static ModelManifest parse(const std::string& json_text, const std::string& origin);
+
+  nlohmann::json to_json() const;
+  // Recomputes the checksums of `files`' keys in `dir` and writes manifest.json atomically.
+  void save(const std::string& dir);
+};
+
+}  // namespace counterpoint

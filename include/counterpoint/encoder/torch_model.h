@@ -1,0 +1,55 @@
+// counterpoint/encoder/torch_model.h: the libtorch side of an encoder, for code that needs tensors
+// (the Encoder itself and the training layer, which back-propagates through the same network).
+// The TorchScript contract every model directory satisfies:
+//   forward(input_ids: int64 [B, T], attention_mask: int64 [B, T]) -> (token_states float [B, T, H],
+//                                                                      pooled float [B, D])
+// Rows are right-padded with the tokenizer's pad id and mask 0.
+#pragma once
+
+#include <torch/script.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "counterpoint/encoder/manifest.h"
+#include "counterpoint/text/tokenizer.h"
+
+namespace counterpoint {
+
+struct TokenBatch {
+  torch::Tensor input_ids;       // int64 [B, T]
+  torch::Tensor attention_mask;  // int64 [B, T]
+  std::size_t truncated = 0;
+  std::size_t tokens = 0;
+};
+
+class TorchTextModel {
+ public:
+  TorchTextModel(const std::string& model_dir, const ModelManifest& manifest, bool int8);
+
+  // Tokenises `texts` (prefix prepended) and pads them to the longest in the batch.
+  TokenBatch tokenize(const std::vector<std::string>& texts, const std::string& prefix) const;
+  // Runs the network; pooled output follows the manifest's pooling, L2-normalised when
+  // `normalize`. Differentiable when called outside inference mode with training enabled.
+  torch::Tensor pooled(const TokenBatch& batch, bool normalize = true);
+  // Token states of the last layer, padded positions zero, [B, T, H].
+  torch::Tensor token_states(const TokenBatch& batch);
+
+  torch::jit::Module& module() { return module_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  const ModelManifest& manifest() const { return manifest_; }
+  // Serialises forward calls when several threads share one encoder.
+  std::mutex& mutex() const { return mutex_; }
+
+ private:
+  std::pair<torch::Tensor, torch::Tensor> forward(const TokenBatch& batch);
+
+  ModelManifest manifest_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  torch::jit::Module module_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace counterpoint

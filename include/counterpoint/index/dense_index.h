@@ -1,0 +1,163 @@
+// counterpoint/index/dense_index.h: the document store and dense stage 1.
+// DocumentIndex owns, per document, the caller's string id, its text, its dense embedding
+// (E), optionally its sparse-aware embedding (Es, float32 or float16) and optionally its
+// per-token embeddings; the FAISS index that searches E by inner product; the BM25 postings
+// kept in sync with it; and saving/loading all of that as one directory.
+//
+// Slots. Every added document gets a slot (0, 1, 2, ... in order of addition) that is both
+// its row in the stored matrices and its FAISS label. Slots are never reused: remove()
+// marks a slot dead (its id may then be added again, under a new slot) and keeps its rows
+// until the index is rebuilt, so slots stay stable for the life of the object and across
+// save/load. Removed slots never appear in search results: every FAISS search gets an
+// IDSelector over the live bitmap while any slot is dead (FAISS 1.7.3 applies it inside
+// flat, IVF and HNSW search; HNSW still walks dead nodes, so after heavy removal rebuild).
+//
+// Concurrency. Any number of threads may call const methods (search, accessors) at once;
+// add, remove and train are exclusive (a writer-preferring read/write lock inside); save holds the shared
+// side, so it runs alongside searches but never alongside a change. Pointers, views
+// and references returned by accessors stay valid until the next add, remove, train or load.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/index/bm25.h"
+
+namespace counterpoint::index {
+
+// Same type as faiss::Index::idx_t; -1 marks "no document".
+using Slot = std::int64_t;
+
+struct IndexOptions {
+  enum class SparseStorage { kFloat32, kFloat16 };
+
+  std::size_t dim = 0;         // width of E, >= 1
+  std::size_t sparse_dim = 0;  // width of Es; 0 = no Es stored
+  SparseStorage sparse_storage = SparseStorage::kFloat32;  // float16 halves Es memory
+
+  // "flat" (exact inner product), "hnsw", "ivf" (IVF-Flat) or "ivfpq".
+  std::string kind = "flat";
+  int hnsw_m = 32;
+  int hnsw_ef_construction = 200;
+  int hnsw_ef_search = 256;  // default when SearchParams::ef_search == 0; never below k
+  // IVF lists; 0 = chosen at training time as clamp(4 * sqrt(n), 1, n / 39) for n training
+  // rows (FAISS wants >= 39 training rows per centroid).
+  int ivf_nlist = 0;
+  int ivf_nprobe = 0;  // default when SearchParams::nprobe == 0; 0 = ceil(nlist / 8)
+  int pq_m = 16;       // sub-quantizers; must divide dim
+  int pq_bits = 8;     // bits per sub-quantizer code, 1..16
+
+  // Dense rows and queries are L2-normalised on the way in, so inner product = cosine.
+  bool normalize_dense = true;
+
+  bool store_token_embeddings = false;
+  std::size_t token_dim = 0;  // width of token embeddings, >= 1 when stored
+
+  bool build_bm25 = true;
+  Bm25Options bm25;
+};
+
+struct SearchParams {
+  int ef_search = 0;  // HNSW only; 0 = IndexOptions::hnsw_ef_search
+  int nprobe = 0;     // IVF kinds only; 0 = IndexOptions::ivf_nprobe
+};
+
+// FAISS-style batch-first result of nq queries: row q holds the k best slots of query q,
+// best first, with their inner products; missing entries are slot -1, score -infinity.
+struct SearchResult {
+  std::size_t num_queries = 0;
+  std::size_t k = 0;
+  std::vector<float> scores;  // num_queries * k
+  std::vector<Slot> slots;    // num_queries * k
+  Slot slot(std::size_t query, std::size_t rank) const { return slots[query * k + rank]; }
+  float score(std::size_t query, std::size_t rank) const { return scores[query * k + rank]; }
+};
+
+class DocumentIndex {
+ public:
+  // Throws InvalidArgument naming the option that is out of range.
+  explicit DocumentIndex(IndexOptions options);
+  ~DocumentIndex();
+  DocumentIndex(DocumentIndex&&) noexcept;
+  DocumentIndex& operator=(DocumentIndex&&) noexcept;
+  DocumentIndex(const DocumentIndex&) = delete;
+  DocumentIndex& operator=(const DocumentIndex&) = delete;
+
+  const IndexOptions& options() const;
+
+  // Adds one document per row. `sparse` must have sparse_dim columns (rows 0 when the index
+  // stores no Es); `token_embeddings` one matrix of token_dim columns per document when
+  // store_token_embeddings is set, otherwise empty. Everything is validated before anything
+  // changes: row counts, widths, NaN/Inf, empty ids, invalid UTF-8, ids repeated within the
+  // batch or already present (InvalidArgument naming the id). IVF kinds train themselves on
+  // all stored rows once there are min_training_rows(); until then search is exact.
+  void add(const std::vector<std::string>& ids, const std::vector<std::string>& texts,
+           MatrixView dense, MatrixView sparse = {},
+           const std::vector<Matrix>& token_embeddings = {});
+  // Removes the documents; an unknown or repeated id throws InvalidArgument naming it and
+  // removes nothing.
+  void remove(const std::vector<std::string>& ids);
+  // IVF kinds: (re)trains the quantizers on `sample` (dim columns, at least
+  // required_training_rows()) and re-adds every stored row. Other kinds need no training.
+  void train(MatrixView sample);
+  bool is_trained() const;
+  // Rows an explicit train() needs at least, and rows at which add() trains by itself.
+  std::size_t required_training_rows() const;
+  std::size_t min_training_rows() const;
+
+  std::size_t size() const;           // live documents
+  std::size_t slot_capacity() const;  // slots ever assigned (live and removed)
+  bool contains(const std::string& id) const;
+  std::optional<Slot> slot_of(const std::string& id) const;
+  bool is_live(Slot slot) const;
+  std::vector<Slot> live_slots() const;  // ascending
+  // Calls fn(slot) for each live slot in ascending order, under the shared lock (fn must
+  // not call add/remove/train/save on this index).
+  void for_each_live(const std::function<void(Slot)>& fn) const;
+
+  // Top-k slots by inner product for each query row (dim columns, finite). k >= 1; k may
+  // exceed size(). Removed slots never appear.
+  SearchResult search(MatrixView queries, std::size_t k, const SearchParams& params = {}) const;
+
+  // Stage-2 accessors. A slot that is out of range or removed throws InvalidArgument.
+  const std::string& id(Slot slot) const;
+  const std::string& text(Slot slot) const;
+  const float* dense_row(Slot slot) const;  // dim floats (normalised when normalize_dense)
+  // Copies rows of `slots` into out (n * dim, resp. n * sparse_dim floats, row i = slots[i]);
+  // Es stored as float16 is widened to float32. All slots are checked before writing.
+  void gather_dense(const Slot* slots, std::size_t n, float* out) const;
+  void gather_sparse(const Slot* slots, std::size_t n, float* out) const;
+  // The document's token embeddings (token_dim columns); InvalidArgument if not stored.
+  MatrixView token_embeddings(Slot slot) const;
+
+  // Lexical stage 1 over the same slots; InvalidArgument when built without BM25.
+  bool has_bm25() const;
+  std::vector<Bm25Hit> search_bm25(const std::string& query, std::size_t k) const;
+  std::vector<float> score_bm25(const std::string& query, const std::vector<Slot>& slots) const;
+
+  // Writes the whole index into directory `dir`, atomically replacing what was there: a
+  // failed save leaves the previous content intact and an interrupted one never leaves a
+  // directory that loads. Throws IoError on file-system failures.
+  void save(const std::string& dir) const;
+  // Reads an index written by save(). FileNotFound if `dir` does not exist; CorruptFile
+  // naming the file and the mismatch for a wrong format/version, missing or truncated
+  // section, checksum mismatch or inconsistent sizes.
+  static DocumentIndex load(const std::string& dir);
+
+  // Bytes held in memory by stored rows, texts and the FAISS index (approximate).
+  std::size_t memory_bytes() const;
+
+ struct State;  // opaque; defined in src/index
+
+ private:
+  explicit DocumentIndex(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace counterpoint::index

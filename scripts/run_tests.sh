@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test of the project: C++ (CTest), Python (pytest), the installed-package example
+# app and the example notebook. Exits non-zero on the first failing suite.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${1:?usage: run_tests.sh BUILD_DIR PYTHON}"
+PYTHON="${2:?usage: run_tests.sh BUILD_DIR PYTHON}"
+JOBS="${COUNTERPOINT_JOBS:-$(nproc)}"
+say() { printf '\033[1m[counterpoint]\033[0m %s\n' "$*"; }
+
+say "C++ unit tests (ctest)"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900)
+
+say "installed package: cmake --install, then build examples/app with find_package(counterpoint)"
+PREFIX="$BUILD/test-install"
+cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
+cmake -S "$ROOT/examples/app" -B "$BUILD/test-app" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+cmake --build "$BUILD/test-app" >/dev/null
+LD_LIBRARY_PATH="$PREFIX/lib" "$BUILD/test-app/counterpoint_example_app" "$COUNTERPOINT_MODELS/use-lite-en"
+
+say "Python tests (pytest)"
+(cd "$ROOT" && COUNTERPOINT_BUILD_DIR="$BUILD" "$PYTHON" -m pytest -q tests/python)

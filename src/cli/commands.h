@@ -1,0 +1,28 @@
+// counterpoint/cli: the command-line program, a thin shell over the C++ API.
+// Each file registers one family of subcommands on the CLI11 application.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "counterpoint/encoder/encoder.h"
+
+namespace counterpoint::cli {
+
+void add_models_commands(CLI::App& app);
+void add_index_commands(CLI::App& app);
+void add_search_commands(CLI::App& app);
+void add_eval_commands(CLI::App& app);
+void add_demo_command(CLI::App& app);
+
+// Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
+std::string default_models_dir();
+// A model given by directory path, or by name under default_models_dir().
+std::string resolve_model(const std::string& name_or_dir);
+std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads);
+// A progress line on stderr, redrawn in place.
+ProgressCallback stderr_progress(const std::string& label);
+
+}  // namespace counterpoint::cli

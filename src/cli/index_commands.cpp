@@ -1,0 +1,74 @@
+// `counterpoint index build|info`.
+#include <iostream>
+
+#include "commands.h"
+#include "corpus_input.h"
+#include "counterpoint/retrieval/retriever.h"
+
+namespace counterpoint::cli {
+
+void add_index_commands(CLI::App& app) {
+  auto* index = app.add_subcommand("index", "Build or inspect an index directory");
+  index->require_subcommand(1);
+
+  struct BuildArgs {
+    std::string corpus, out, model = "use-lite-en", sparse_model, kind = "flat";
+    bool fp16 = false, tokens = false, stem = false;
+    int threads = 0;
+    std::size_t batch = 64;
+  };
+  auto a = std::make_shared<BuildArgs>();
+  auto* build = index->add_subcommand("build", "Encode a corpus and write an index directory");
+  build->add_option("--corpus", a->corpus, "BEIR directory, .jsonl or .tsv corpus")->required();
+  build->add_option("--out", a->out, "Index directory to write (replaced atomically)")->required();
+  build->add_option("--model", a->model, "Dense encoder E (name or directory)");
+  build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
+  build->add_option("--kind", a->kind, "flat, hnsw, ivf or ivfpq");
+  build->add_flag("--fp16", a->fp16, "Store Es as float16 (half the memory)");
+  build->add_flag("--tokens", a->tokens, "Store per-token embeddings for token-level scorers");
+  build->add_flag("--stem", a->stem, "Stem BM25 terms (Snowball English)");
+  build->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
+  build->add_option("--batch-size", a->batch, "Texts per encoder batch");
+  build->callback([a] {
+    auto encoder = load_encoder(a->model, a->threads);
+    std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
+    const auto docs = load_documents(a->corpus);
+    index::IndexOptions options;
+    options.dim = encoder->dim();
+    options.sparse_dim = sparse ? sparse->dim() : 0;
+    options.sparse_storage = a->fp16 ? index::IndexOptions::SparseStorage::kFloat16
+                                     : index::IndexOptions::SparseStorage::kFloat32;
+    options.kind = a->kind;
+    options.store_token_embeddings = a->tokens;
+    options.token_dim = a->tokens ? encoder->token_dim() : 0;
+    options.bm25.stem = a->stem;
+    index::DocumentIndex built(options);
+    std::vector<std::string> ids, texts;
+    for (const auto& d : docs) {
+      ids.push_back(d.id);
+      texts.push_back(data::encoding_text(d));
+    }
+    retrieval::add_documents(built, ids, texts, *encoder, sparse.get(), a->batch, stderr_progress("encoding"));
+    built.save(a->out);
+    std::cout << "indexed " << built.size() << " documents into " << a->out << "\n";
+  });
+
+  auto* info = index->add_subcommand("info", "Describe an index directory");
+  auto dir = std::make_shared<std::string>();
+  info->add_option("index", *dir, "Index directory")->required();
+  info->callback([dir] {
+    const auto loaded = index::DocumentIndex::load(*dir);
+    const auto& o = loaded.options();
+    std::cout << "documents   " << loaded.size() << " (slots " << loaded.slot_capacity() << ")\n"
+              << "kind        " << o.kind << "\n"
+              << "dense dim   " << o.dim << "\n"
+              << "sparse dim  " << o.sparse_dim
+              << (o.sparse_dim ? (o.sparse_storage == index::IndexOptions::SparseStorage::kFloat16 ? " (float16)" : " (float32)") : "")
+              << "\n"
+              << "tokens      " << (o.store_token_embeddings ? std::to_string(o.token_dim) + "-d" : "not stored") << "\n"
+              << "bm25        " << (loaded.has_bm25() ? "k1 " + std::to_string(o.bm25.k1) + ", b " + std::to_string(o.bm25.b) : "none") << "\n"
+              << "memory      " << loaded.memory_bytes() / (1024.0 * 1024.0) << " MiB\n";
+  });
+}
+
+}  // namespace counterpoint::cli

@@ -1,0 +1,70 @@
+// `counterpoint models list|verify`: what is installed and whether it is intact.
+#include <dirent.h>
+
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+
+namespace counterpoint::cli {
+
+namespace {
+
+void print_model(const std::string& dir) {
+  try {
+    const ModelManifest m = ModelManifest::load(dir);
+    std::cout << std::left << std::setw(18) << m.name << " " << std::setw(9) << m.architecture
+              << " dim " << std::setw(4) << m.embedding_dim << " pooling " << std::setw(5) << to_string(m.pooling)
+              << " max_len " << std::setw(4) << m.max_length << " license " << m.license;
+    if (m.source.contains("package")) {
+      std::cout << "  from " << m.source["package"].get<std::string>() << "@"
+                << m.source.value("version", std::string("?"));
+    }
+    if (m.training.is_object()) {
+      std::cout << "  trained: " << m.training.value("loss", std::string("?")) << " from "
+                << m.training.value("base_model", std::string("?"));
+      if (m.training.contains("alpha")) std::cout << ", alpha " << m.training["alpha"];
+    }
+    std::cout << "\n";
+  } catch (const Error& e) {
+    std::cout << dir << ": BROKEN (" << e.what() << ")\n";
+  }
+}
+
+}  // namespace
+
+void add_models_commands(CLI::App& app) {
+  auto* models = app.add_subcommand("models", "List or verify installed models");
+  models->require_subcommand(1);
+
+  auto* list = models->add_subcommand("list", "Show installed models with their manifests' key facts");
+  auto dir = std::make_shared<std::string>(default_models_dir());
+  list->add_option("--models", *dir, "Directory holding model directories");
+  list->callback([dir] {
+    DIR* d = ::opendir(dir->c_str());
+    if (!d) throw FileNotFound("models directory not found: " + *dir);
+    std::vector<std::string> names;
+    while (auto* entry = ::readdir(d)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != ".." && path_exists(join_path(join_path(*dir, name), "manifest.json"))) {
+        names.push_back(name);
+      }
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    if (names.empty()) std::cout << "no models in " << *dir << "\n";
+    for (const auto& name : names) print_model(join_path(*dir, name));
+  });
+
+  auto* verify = models->add_subcommand("verify", "Check a model directory's manifest and checksums");
+  auto path = std::make_shared<std::string>();
+  verify->add_option("model", *path, "Model directory")->required();
+  verify->callback([path] {
+    const ModelManifest m = ModelManifest::load(*path);
+    std::cout << *path << ": ok (" << m.name << ", " << m.files.size() << " files verified)\n";
+  });
+}
+
+}  // namespace counterpoint::cli

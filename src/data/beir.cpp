@@ -1,0 +1,135 @@
+#include "counterpoint/data/beir.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/data/jsonl.h"
+#include "line_reader.h"
+
+namespace counterpoint::data {
+namespace {
+
+bool parse_int(std::string_view text, int& value) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+// "score" is a column name; "1.5" or "x1" is a malformed grade that must not be skipped silently.
+bool looks_like_column_name(std::string_view field) {
+  return field.find_first_of("0123456789") == std::string_view::npos;
+}
+
+void require_unique(std::set<std::string>& seen, const std::string& id, const std::string& path,
+                    std::size_t line) {
+  if (!seen.insert(id).second) detail::throw_line_error(path, line, "duplicate id \"" + id + "\"");
+}
+
+}  // namespace
+
+std::string encoding_text(const Document& document) {
+  if (document.title.empty()) return document.text;
+  return document.title + " " + document.text;
+}
+
+std::vector<Document> load_corpus(const std::string& path) {
+  std::vector<Document> corpus;
+  std::set<std::string> seen;
+  for_each_jsonl(path, [&](const nlohmann::json& value, std::size_t line) {
+    require_jsonl_object(value, path, line);
+    Document document;
+    document.id = jsonl_id(value, "_id", path, line);
+    document.title = jsonl_optional_string(value, "title", path, line);
+    document.text = jsonl_string(value, "text", path, line);
+    require_unique(seen, document.id, path, line);
+    corpus.push_back(std::move(document));
+  });
+  return corpus;
+}
+
+std::vector<Query> load_queries(const std::string& path) {
+  std::vector<Query> queries;
+  std::set<std::string> seen;
+  for_each_jsonl(path, [&](const nlohmann::json& value, std::size_t line) {
+    require_jsonl_object(value, path, line);
+    Query query;
+    query.id = jsonl_id(value, "_id", path, line);
+    query.text = jsonl_string(value, "text", path, line);
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it.key() != "_id" && it.key() != "text") query.extra[it.key()] = it.value();
+    }
+    require_unique(seen, query.id, path, line);
+    queries.push_back(std::move(query));
+  });
+  return queries;
+}
+
+Qrels load_qrels(const std::string& path) {
+  const std::string bytes = read_file(path);
+  Qrels qrels;
+  std::map<std::pair<std::string, std::string>, std::size_t> first_line_of_pair;
+  bool first_content_line = true;
+  for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
+    if (detail::is_blank(line.text)) continue;
+    detail::require_utf8(line.text, path, line.number);
+    std::vector<std::string_view> fields = detail::split_fields(line.text);
+    const bool may_be_header = first_content_line;
+    first_content_line = false;
+    if (fields.size() != 3 && fields.size() != 4) {
+      detail::throw_line_error(path, line.number,
+                               "expected 3 fields (query-id corpus-id score) or 4 (TREC: qid "
+                               "iteration docid grade), got " +
+                                   std::to_string(fields.size()));
+    }
+    int grade = 0;
+    if (!parse_int(fields.back(), grade)) {
+      if (may_be_header && looks_like_column_name(fields.back())) continue;
+      detail::throw_line_error(path, line.number,
+                               "relevance grade \"" + std::string(fields.back()) +
+                                   "\" is not an integer");
+    }
+    std::string query_id(fields.front());
+    std::string doc_id(fields[fields.size() == 3 ? 1 : 2]);
+    if (query_id.empty() || doc_id.empty()) {
+      detail::throw_line_error(path, line.number, "empty query or document id");
+    }
+    auto [it, inserted] = first_line_of_pair.emplace(std::make_pair(query_id, doc_id), line.number);
+    if (!inserted) {
+      detail::throw_line_error(path, line.number,
+                               "duplicate judgement for query \"" + query_id + "\", document \"" +
+                                   doc_id + "\" (first on line " + std::to_string(it->second) +
+                                   ")");
+    }
+    qrels[query_id][doc_id] = grade;
+  }
+  return qrels;
+}
+
+std::string qrels_path(const std::string& dir, const std::string& split) {
+  return join_path(join_path(dir, "qrels"), split + ".tsv");
+}
+
+BeirDataset load_beir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) throw FileNotFound("BEIR dataset directory not found: " + dir);
+  BeirDataset dataset;
+  dataset.corpus = load_corpus(join_path(dir, "corpus.jsonl"));
+  dataset.queries = load_queries(join_path(dir, "queries.jsonl"));
+  const fs::path qrels_dir = fs::path(dir) / "qrels";
+  if (fs::is_directory(qrels_dir, error)) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(qrels_dir)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".tsv") {
+        dataset.splits.push_back(entry.path().stem().string());
+      }
+    }
+  }
+  std::sort(dataset.splits.begin(), dataset.splits.end());
+  return dataset;
+}
+
+}  // namespace counterpoint::data

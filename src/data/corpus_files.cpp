@@ -1,0 +1,56 @@
+#include "counterpoint/data/corpus_files.h"
+
+#include <set>
+
+#include "counterpoint/core/files.h"
+#include "counterpoint/data/jsonl.h"
+#include "line_reader.h"
+
+namespace counterpoint::data {
+
+std::vector<Document> load_jsonl_documents(const std::string& path) {
+  std::vector<Document> corpus;
+  std::set<std::string> seen;
+  for_each_jsonl(path, [&](const nlohmann::json& value, std::size_t line) {
+    require_jsonl_object(value, path, line);
+    const bool has_id = value.contains("id");
+    const bool has_underscore_id = value.contains("_id");
+    if (has_id && has_underscore_id) {
+      detail::throw_line_error(path, line, "both \"id\" and \"_id\" given; keep one");
+    }
+    Document document;
+    document.id = jsonl_id(value, has_id ? "id" : "_id", path, line);
+    document.title = jsonl_optional_string(value, "title", path, line);
+    document.text = jsonl_string(value, "text", path, line);
+    if (!seen.insert(document.id).second) {
+      detail::throw_line_error(path, line, "duplicate id \"" + document.id + "\"");
+    }
+    corpus.push_back(std::move(document));
+  });
+  return corpus;
+}
+
+std::vector<Document> load_tsv_documents(const std::string& path) {
+  const std::string bytes = read_file(path);
+  std::vector<Document> corpus;
+  std::set<std::string> seen;
+  for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
+    if (detail::is_blank(line.text)) continue;
+    detail::require_utf8(line.text, path, line.number);
+    const std::size_t tab = line.text.find('\t');
+    if (tab == std::string_view::npos) {
+      detail::throw_line_error(path, line.number, "expected id<TAB>text, found no tab");
+    }
+    Document document;
+    document.id = std::string(line.text.substr(0, tab));
+    document.text = std::string(line.text.substr(tab + 1));
+    if (document.id.empty()) detail::throw_line_error(path, line.number, "empty id");
+    if (!seen.insert(document.id).second) {
+      detail::throw_line_error(path, line.number, "duplicate id \"" + document.id + "\"");
+    }
+    corpus.push_back(std::move(document));
+  }
+  return corpus;
+}
+
+}  // namespace counterpoint::data

@@ -1,0 +1,104 @@
+#include "counterpoint/data/run.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "line_reader.h"
+
+namespace counterpoint::data {
+namespace {
+
+void require_token(const std::string& value, const std::string& what) {
+  if (value.empty() || value.find_first_of(" \t\r\n") != std::string::npos) {
+    throw InvalidArgument("write_trec_run: " + what + " \"" + value +
+                          "\" must be non-empty and contain no whitespace");
+  }
+}
+
+std::string shortest_float(float value) {
+  char buffer[32];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, end);
+}
+
+}  // namespace
+
+void write_trec_run(const std::string& path, const RankedRun& run, const std::string& tag) {
+  require_token(tag, "tag");
+  std::string out;
+  for (const auto& [query_id, docs] : run) {
+    require_token(query_id, "query id");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const ScoredDoc& doc = docs[i];
+      require_token(doc.doc_id, "document id");
+      if (!std::isfinite(doc.score)) {
+        throw InvalidArgument("write_trec_run: score of document \"" + doc.doc_id +
+                              "\" for query \"" + query_id + "\" is not finite");
+      }
+      if (!seen.insert(doc.doc_id).second) {
+        throw InvalidArgument("write_trec_run: document \"" + doc.doc_id +
+                              "\" listed twice for query \"" + query_id + "\"");
+      }
+      out += query_id + " Q0 " + doc.doc_id + " " + std::to_string(i + 1) + " " +
+             shortest_float(doc.score) + " " + tag + "\n";
+    }
+  }
+  write_file_atomic(path, out);
+}
+
+RankedRun read_trec_run(const std::string& path) {
+  const std::string bytes = read_file(path);
+  struct Entry {
+    long rank;
+    ScoredDoc doc;
+  };
+  std::map<std::string, std::vector<Entry>> entries;
+  std::map<std::string, std::set<std::string>> seen;
+  for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
+    if (detail::is_blank(line.text)) continue;
+    detail::require_utf8(line.text, path, line.number);
+    std::vector<std::string_view> fields = detail::split_fields(line.text);
+    if (fields.size() != 6) {
+      detail::throw_line_error(path, line.number,
+                               "expected 6 fields (qid Q0 docid rank score tag), got " +
+                                   std::to_string(fields.size()));
+    }
+    Entry entry{};
+    std::string_view rank = fields[3];
+    auto rank_result = std::from_chars(rank.data(), rank.data() + rank.size(), entry.rank);
+    if (rank_result.ec != std::errc() || rank_result.ptr != rank.data() + rank.size()) {
+      detail::throw_line_error(path, line.number,
+                               "rank \"" + std::string(rank) + "\" is not an integer");
+    }
+    std::string_view score = fields[4];
+    auto score_result = std::from_chars(score.data(), score.data() + score.size(), entry.doc.score);
+    if (score_result.ec != std::errc() || score_result.ptr != score.data() + score.size() ||
+        !std::isfinite(entry.doc.score)) {
+      detail::throw_line_error(path, line.number,
+                               "score \"" + std::string(score) + "\" is not a finite number");
+    }
+    std::string query_id(fields[0]);
+    entry.doc.doc_id = std::string(fields[2]);
+    if (!seen[query_id].insert(entry.doc.doc_id).second) {
+      detail::throw_line_error(path, line.number,
+                               "document \"" + entry.doc.doc_id + "\" listed twice for query \"" +
+                                   query_id + "\"");
+    }
+    entries[query_id].push_back(std::move(entry));
+  }
+  RankedRun run;
+  for (auto& [query_id, list] : entries) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Entry& a, const Entry& b) { return a.rank < b.rank; });
+    std::vector<ScoredDoc>& docs = run[query_id];
+    for (Entry& entry : list) docs.push_back(std::move(entry.doc));
+  }
+  return run;
+}
+
+}  // namespace counterpoint::data

@@ -1,0 +1,127 @@
+#include "counterpoint/encoder/encoder.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <numeric>
+#include <thread>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/encoder/torch_model.h"
+
+namespace counterpoint {
+
+namespace {
+
+const std::string& prefix_for(const ModelManifest& manifest, const EncodeOptions& options) {
+  static const std::string kEmpty;
+  if (options.prefix_override) return *options.prefix_override;
+  switch (options.role) {
+    case TextRole::kQuery: return manifest.query_prefix;
+    case TextRole::kDocument: return manifest.document_prefix;
+    case TextRole::kNone: return kEmpty;
+  }
+  return kEmpty;
+}
+
+// Order in which to visit texts so that each batch holds texts of similar length: padding
+// then costs little. Length is measured in bytes, a cheap proxy for tokens.
+std::vector<std::size_t> length_order(const std::vector<std::string>& texts) {
+  std::vector<std::size_t> order(texts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return texts[a].size() < texts[b].size(); });
+  return order;
+}
+
+// Runs `visit(batch_texts, batch_positions)` over length-sorted batches.
+template <typename Visit>
+void for_each_batch(const std::vector<std::string>& texts, const EncodeOptions& options,
+                    const char* operation, Visit visit) {
+  if (options.batch_size == 0) throw InvalidArgument(std::string(operation) + ": batch_size must be > 0");
+  const auto order = length_order(texts);
+  std::vector<std::string> batch_texts;
+  std::vector<std::size_t> positions;
+  for (std::size_t start = 0; start < order.size(); start += options.batch_size) {
+    const std::size_t end = std::min(order.size(), start + options.batch_size);
+    batch_texts.clear();
+    positions.clear();
+    for (std::size_t i = start; i < end; ++i) {
+      positions.push_back(order[i]);
+      batch_texts.push_back(texts[order[i]]);
+    }
+    visit(batch_texts, positions);
+    report_progress(options.progress, end, order.size(), operation);
+  }
+}
+
+}  // namespace
+
+Encoder::Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchTextModel> model)
+    : directory_(std::move(dir)), manifest_(std::move(manifest)), model_(std::move(model)) {}
+
+Encoder::~Encoder() = default;
+
+std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const EncoderConfig& config) {
+  if (config.threads < 0) throw InvalidArgument("EncoderConfig.threads must be >= 0");
+  const int threads = config.threads > 0 ? config.threads
+                                         : std::max(1, int(std::thread::hardware_concurrency()));
+  torch::set_num_threads(threads);
+  ModelManifest manifest = ModelManifest::load(model_dir);
+  auto model = std::make_unique<TorchTextModel>(model_dir, manifest, config.int8);
+  return std::shared_ptr<Encoder>(new Encoder(model_dir, std::move(manifest), std::move(model)));
+}
+
+Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOptions& options,
+                       EncodeReport* report) const {
+  Matrix out(texts.size(), manifest_.embedding_dim);
+  EncodeReport local;
+  local.texts = texts.size();
+  const std::string& prefix = prefix_for(manifest_, options);
+  c10::InferenceMode guard;
+  std::lock_guard<std::mutex> lock(model_->mutex());
+  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
+                                               const std::vector<std::size_t>& positions) {
+    TokenBatch batch = model_->tokenize(batch_texts, prefix);
+    local.truncated += batch.truncated;
+    local.tokens += batch.tokens;
+    torch::Tensor pooled = model_->pooled(batch, /*normalize=*/true).contiguous().to(torch::kFloat32);
+    const float* src = pooled.data_ptr<float>();
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));
+    }
+  });
+  if (report) *report = local;
+  return out;
+}
+
+std::vector<Matrix> Encoder::encode_tokens(const std::vector<std::string>& texts,
+                                           const EncodeOptions& options, EncodeReport* report) const {
+  std::vector<Matrix> out(texts.size());
+  EncodeReport local;
+  local.texts = texts.size();
+  const std::string& prefix = prefix_for(manifest_, options);
+  c10::InferenceMode guard;
+  std::lock_guard<std::mutex> lock(model_->mutex());
+  for_each_batch(texts, options, "encode_tokens", [&](const std::vector<std::string>& batch_texts,
+                                                      const std::vector<std::size_t>& positions) {
+    TokenBatch batch = model_->tokenize(batch_texts, prefix);
+    local.truncated += batch.truncated;
+    local.tokens += batch.tokens;
+    torch::Tensor states = model_->token_states(batch).to(torch::kFloat32);
+    states = torch::nn::functional::normalize(
+        states, torch::nn::functional::NormalizeFuncOptions().p(2).dim(2).eps(1e-12));
+    auto lengths = batch.attention_mask.sum(1);
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      const int64_t n = lengths[int64_t(i)].item<int64_t>();
+      torch::Tensor rows = states[int64_t(i)].slice(0, 0, n).contiguous();
+      Matrix m(std::size_t(n), manifest_.token_dim);
+      std::copy(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel(), m.data());
+      out[positions[i]] = std::move(m);
+    }
+  });
+  if (report) *report = local;
+  return out;
+}
+
+}  // namespace counterpoint

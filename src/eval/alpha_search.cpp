@@ -1,0 +1,87 @@
+#include "counterpoint/eval/alpha_search.h"
+
+#include <cmath>
+#include <string>
+
+#include "counterpoint/core/errors.h"
+
+namespace counterpoint::eval {
+namespace {
+
+// Relative slack so that 10 / 10 / 10 / 10 compares equal to 0.01 despite rounding.
+constexpr double kWidthTolerance = 1e-9;
+
+double evaluate_at(const std::function<double(double)>& objective, double alpha,
+                   std::vector<AlphaPoint>& curve) {
+  const double score = objective(alpha);
+  if (!std::isfinite(score)) {
+    throw InvalidArgument("tune_alpha: objective returned a non-finite score at alpha " +
+                          std::to_string(alpha));
+  }
+  curve.push_back({alpha, score});
+  return score;
+}
+
+void validate(const AlphaSearch& search) {
+  if (!std::isfinite(search.lo) || !std::isfinite(search.hi) || !(search.lo < search.hi)) {
+    throw InvalidArgument("tune_alpha: need finite lo < hi, got lo " + std::to_string(search.lo) +
+                          ", hi " + std::to_string(search.hi));
+  }
+  if (search.kind == AlphaSearch::Kind::Interval) {
+    if (search.bins < 2) {
+      throw InvalidArgument("tune_alpha: bins must be at least 2, got " + std::to_string(search.bins));
+    }
+    if (!(search.min_width > 0.0) || !std::isfinite(search.min_width)) {
+      throw InvalidArgument("tune_alpha: min_width must be positive, got " +
+                            std::to_string(search.min_width));
+    }
+  } else if (!(search.grid_step > 0.0) || !std::isfinite(search.grid_step)) {
+    throw InvalidArgument("tune_alpha: grid_step must be positive, got " +
+                          std::to_string(search.grid_step));
+  }
+}
+
+}  // namespace
+
+AlphaResult tune_alpha(const std::function<double(double)>& objective, const AlphaSearch& search) {
+  if (!objective) throw InvalidArgument("tune_alpha: objective is empty");
+  validate(search);
+  AlphaResult result;
+
+  if (search.kind == AlphaSearch::Kind::Grid) {
+    const auto steps = static_cast<long>(
+        std::floor((search.hi - search.lo) / search.grid_step * (1.0 + kWidthTolerance)));
+    for (long i = 0; i <= steps; ++i) {
+      const double alpha = search.lo + static_cast<double>(i) * search.grid_step;
+      const double score = evaluate_at(objective, alpha, result.curve);
+      if (i == 0 || score > result.best_score) {
+        result.best_alpha = alpha;
+        result.best_score = score;
+      }
+    }
+    return result;
+  }
+
+  double left = search.lo;
+  double width = search.hi - search.lo;
+  while (width >= search.min_width * (1.0 - kWidthTolerance)) {
+    const double bin_width = width / search.bins;
+    int best_bin = 0;
+    double best_score = 0.0;
+    for (int b = 0; b < search.bins; ++b) {
+      const double midpoint = left + (b + 0.5) * bin_width;
+      const double score = evaluate_at(objective, midpoint, result.curve);
+      if (b == 0 || score > best_score) {
+        best_bin = b;
+        best_score = score;
+      }
+    }
+    left += best_bin * bin_width;
+    width = bin_width;
+  }
+  result.best_alpha = left;
+  result.best_score = evaluate_at(objective, left, result.curve);
+  return result;
+}
+
+}  // namespace counterpoint::eval

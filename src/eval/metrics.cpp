@@ -1,0 +1,154 @@
+#include "counterpoint/eval/metrics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+
+namespace counterpoint::eval {
+namespace {
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::size_t parse_cutoff(const std::string& name, const std::string& cutoff) {
+  std::size_t k = 0;
+  auto [end, error] = std::from_chars(cutoff.data(), cutoff.data() + cutoff.size(), k);
+  if (error != std::errc() || end != cutoff.data() + cutoff.size() || cutoff.empty() || k == 0) {
+    throw InvalidArgument("metric \"" + name + "\": cutoff \"" + cutoff +
+                          "\" must be a positive integer");
+  }
+  return k;
+}
+
+int grade_of(const std::map<std::string, int>& judgements, const std::string& doc_id) {
+  auto it = judgements.find(doc_id);
+  return it == judgements.end() ? 0 : it->second;
+}
+
+double discount(std::size_t position) { return 1.0 / std::log2(static_cast<double>(position) + 2.0); }
+
+}  // namespace
+
+Metric parse_metric(const std::string& name) {
+  const std::string lower = lowercase(name);
+  if (lower == "p@r" || lower == "r-precision" || lower == "rprec") {
+    return {MetricKind::RPrecision, 0, "p@r"};
+  }
+  const std::size_t at = lower.find('@');
+  if (at == std::string::npos) {
+    throw InvalidArgument("unknown metric \"" + name +
+                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k or p@r)");
+  }
+  const std::string family = lower.substr(0, at);
+  const std::string cutoff = lower.substr(at + 1);
+  static const std::map<std::string, std::pair<MetricKind, std::string>> kFamilies{
+      {"ndcg", {MetricKind::Ndcg, "ndcg"}},           {"recall", {MetricKind::Recall, "recall"}},
+      {"p", {MetricKind::Precision, "p"}},            {"precision", {MetricKind::Precision, "p"}},
+      {"mrr", {MetricKind::Mrr, "mrr"}},              {"acc", {MetricKind::Accuracy, "acc"}},
+      {"accuracy", {MetricKind::Accuracy, "acc"}},
+  };
+  auto it = kFamilies.find(family);
+  if (it == kFamilies.end()) {
+    throw InvalidArgument("unknown metric \"" + name +
+                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k or p@r)");
+  }
+  const std::size_t k = parse_cutoff(name, cutoff);
+  return {it->second.first, k, it->second.second + "@" + std::to_string(k)};
+}
+
+std::vector<ScoredDoc> trec_order(std::vector<ScoredDoc> docs) {
+  std::sort(docs.begin(), docs.end(), [](const ScoredDoc& a, const ScoredDoc& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.doc_id > b.doc_id;
+  });
+  return docs;
+}
+
+double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking,
+                     const std::map<std::string, int>& judgements) {
+  std::size_t relevant_total = 0;
+  for (const auto& [doc, grade] : judgements) relevant_total += grade > 0 ? 1 : 0;
+
+  const std::size_t depth = metric.kind == MetricKind::RPrecision ? relevant_total : metric.k;
+  const std::size_t seen = std::min(depth, ranking.size());
+  std::size_t relevant_seen = 0;
+  double dcg = 0.0;
+  std::size_t first_relevant = 0;  // 1-based; 0 = none
+  for (std::size_t i = 0; i < seen; ++i) {
+    const int grade = grade_of(judgements, ranking[i].doc_id);
+    if (grade <= 0) continue;
+    ++relevant_seen;
+    dcg += grade * discount(i);
+    if (first_relevant == 0) first_relevant = i + 1;
+  }
+
+  switch (metric.kind) {
+    case MetricKind::Ndcg: {
+      std::vector<int> ideal;
+      for (const auto& [doc, grade] : judgements) {
+        if (grade > 0) ideal.push_back(grade);
+      }
+      std::sort(ideal.begin(), ideal.end(), std::greater<int>());
+      double idcg = 0.0;
+      for (std::size_t i = 0; i < std::min(metric.k, ideal.size()); ++i) idcg += ideal[i] * discount(i);
+      return idcg > 0.0 ? dcg / idcg : 0.0;
+    }
+    case MetricKind::Recall:
+      return relevant_total == 0 ? 0.0 : static_cast<double>(relevant_seen) / relevant_total;
+    case MetricKind::Precision:
+      return static_cast<double>(relevant_seen) / metric.k;
+    case MetricKind::Mrr:
+      return first_relevant == 0 ? 0.0 : 1.0 / static_cast<double>(first_relevant);
+    case MetricKind::Accuracy:
+      return relevant_seen > 0 ? 1.0 : 0.0;
+    case MetricKind::RPrecision:
+      return relevant_total == 0 ? 0.0 : static_cast<double>(relevant_seen) / relevant_total;
+  }
+  return 0.0;
+}
+
+EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
+                    const std::vector<std::string>& metrics, const EvalOptions& options) {
+  std::vector<Metric> parsed;
+  for (const std::string& name : metrics) parsed.push_back(parse_metric(name));
+
+  EvalResult result;
+  for (const Metric& metric : parsed) result.mean[metric.name] = 0.0;
+  for (const auto& [query_id, judgements] : qrels) {
+    std::vector<ScoredDoc> ranking;
+    if (auto it = run.find(query_id); it != run.end()) {
+      std::set<std::string> seen;
+      for (const ScoredDoc& doc : it->second) {
+        if (!std::isfinite(doc.score)) {
+          throw InvalidArgument("evaluate: score of document \"" + doc.doc_id + "\" for query \"" +
+                                query_id + "\" is not finite");
+        }
+        if (!seen.insert(doc.doc_id).second) {
+          throw InvalidArgument("evaluate: document \"" + doc.doc_id +
+                                "\" listed twice for query \"" + query_id + "\"");
+        }
+        if (options.exclude_self && doc.doc_id == query_id) continue;
+        ranking.push_back(doc);
+      }
+      ranking = trec_order(std::move(ranking));
+    }
+    std::map<std::string, double>& scores = result.per_query[query_id];
+    for (const Metric& metric : parsed) {
+      const double value = score_ranking(metric, ranking, judgements);
+      scores[metric.name] = value;
+      result.mean[metric.name] += value;
+    }
+  }
+  if (!result.per_query.empty()) {
+    for (auto& [name, total] : result.mean) total /= static_cast<double>(result.per_query.size());
+  }
+  return result;
+}
+
+}  // namespace counterpoint::eval

@@ -1,0 +1,490 @@
+// Saving and loading DocumentIndex as one directory:
+//   header.json     format name, version, options, counts, and per section its file, byte
+//                   length and SHA-256; a "checksum" field covers the header itself
+//   documents.bin   per slot: u8 live, u64 id length, id, u64 text length, text
+//   dense.bin       slots x dim float32 (IVF kinds; flat/HNSW rows live in faiss.bin)
+//   sparse.bin      slots x sparse_dim float32 or float16
+//   tokens.bin      slots x u64 token-row counts, then all token rows (token_dim float32)
+//   faiss.bin       faiss::write_index of the search structure (absent for untrained IVF)
+// Integers and floats are little-endian. header.json is written last and the directory is
+// swapped in whole, so a directory without a valid header is never a loadable index.
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/impl/FaissException.h>
+#include <faiss/impl/io.h>
+#include <faiss/index_io.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "document_index_state.h"
+
+namespace counterpoint::index {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kFormat = "counterpoint-document-index";
+constexpr int kVersion = 1;
+constexpr const char* kHeaderFile = "header.json";
+constexpr std::uintmax_t kMaxHeaderBytes = 1 << 20;
+constexpr std::uint64_t kMaxSlots = std::uint64_t(1) << 40;
+constexpr std::uint64_t kMaxWidth = std::uint64_t(1) << 20;
+constexpr std::uint64_t kMinDocumentRecord = 17;  // live flag + two u64 lengths
+
+static_assert(sizeof(Eigen::half) == 2, "float16 rows are stored as 2 bytes");
+
+// ---- writing ----
+
+void put_u64(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+template <typename T>
+void put_raw(std::string& out, const T* data, std::size_t count) {
+  out.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+}
+
+std::string sparse_storage_name(IndexOptions::SparseStorage s) {
+  return s == IndexOptions::SparseStorage::kFloat16 ? "float16" : "float32";
+}
+
+json options_to_json(const IndexOptions& o) {
+  return json{{"dim", o.dim},
+              {"sparse_dim", o.sparse_dim},
+              {"sparse_storage", sparse_storage_name(o.sparse_storage)},
+              {"kind", o.kind},
+              {"hnsw_m", o.hnsw_m},
+              {"hnsw_ef_construction", o.hnsw_ef_construction},
+              {"hnsw_ef_search", o.hnsw_ef_search},
+              {"ivf_nlist", o.ivf_nlist},
+              {"ivf_nprobe", o.ivf_nprobe},
+              {"pq_m", o.pq_m},
+              {"pq_bits", o.pq_bits},
+              {"normalize_dense", o.normalize_dense},
+              {"store_token_embeddings", o.store_token_embeddings},
+              {"token_dim", o.token_dim},
+              {"build_bm25", o.build_bm25},
+              {"bm25", {{"k1", o.bm25.k1}, {"b", o.bm25.b}, {"stem", o.bm25.stem}}}};
+}
+
+std::string header_checksum(json header) {
+  header.erase("checksum");
+  return sha256_hex(header.dump());
+}
+
+void fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Moves `fresh` into place at `target`, atomically exchanging with an existing directory.
+void swap_into_place(const fs::path& fresh, const fs::path& target) {
+  std::error_code ec;
+  const bool exists = fs::exists(target, ec);
+  if (exists && !fs::is_directory(target, ec)) {
+    throw IoError("cannot save index: " + target.string() + " exists and is not a directory");
+  }
+  if (!exists) {
+    if (::rename(fresh.c_str(), target.c_str()) != 0) {
+      throw IoError("cannot rename " + fresh.string() + " to " + target.string() + ": " + std::strerror(errno));
+    }
+    return;
+  }
+  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(fresh, ec);  // now holds the previous index
+    return;
+  }
+  // File systems without RENAME_EXCHANGE: two renames; the previous index survives as
+  // `old` if the process dies between them.
+  const fs::path old = fs::path(fresh.string() + ".old");
+  if (::rename(target.c_str(), old.c_str()) != 0 || ::rename(fresh.c_str(), target.c_str()) != 0) {
+    throw IoError("cannot replace " + target.string() + ": " + std::strerror(errno));
+  }
+  fs::remove_all(old, ec);
+}
+
+// ---- reading ----
+
+[[noreturn]] void corrupt(const std::string& dir, const std::string& what) {
+  throw CorruptFile("index " + dir + ": " + what);
+}
+
+template <typename T>
+T field(const json& j, const char* key, const std::string& dir) {
+  auto it = j.find(key);
+  if (it == j.end()) corrupt(dir, std::string("header.json lacks field '") + key + "'");
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    corrupt(dir, std::string("header.json field '") + key + "' has the wrong type");
+  }
+}
+
+std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& dir, const char* what) {
+  std::uint64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) corrupt(dir, std::string("size of ") + what + " overflows");
+  return out;
+}
+
+// Reads one section after checking its recorded and actual lengths against `expected`
+// (the length implied by the header's counts), then its checksum.
+std::string read_section(const std::string& dir, const json& sections, const std::string& name,
+                         std::uint64_t expected) {
+  auto it = sections.find(name);
+  if (it == sections.end()) corrupt(dir, "header.json lists no section '" + name + "'");
+  const auto file = field<std::string>(*it, "file", dir);
+  const auto recorded = field<std::uint64_t>(*it, "bytes", dir);
+  const auto sha = field<std::string>(*it, "sha256", dir);
+  if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
+    corrupt(dir, "section '" + name + "' names an invalid file '" + file + "'");
+  }
+  if (expected != UINT64_MAX && recorded != expected) {
+    corrupt(dir, "section '" + name + "' records " + std::to_string(recorded) + " bytes but the header's counts imply " +
+                     std::to_string(expected));
+  }
+  const std::string path = join_path(dir, file);
+  std::error_code ec;
+  const std::uintmax_t actual = fs::file_size(path, ec);
+  if (ec) corrupt(dir, "section file " + file + " is missing");
+  if (actual != recorded) {
+    corrupt(dir, "section file " + file + " has " + std::to_string(actual) + " bytes, header records " +
+                     std::to_string(recorded) + " (truncated or overwritten)");
+  }
+  std::string bytes = read_file(path);
+  if (bytes.size() != recorded) corrupt(dir, "section file " + file + " changed while being read");
+  if (sha256_hex(bytes) != sha) corrupt(dir, "section file " + file + " fails its SHA-256 checksum");
+  return bytes;
+}
+
+class Cursor {
+ public:
+  Cursor(const std::string& bytes, std::string dir, std::string file)
+      : bytes_(bytes), dir_(std::move(dir)), file_(std::move(file)) {}
+  std::uint64_t u64() {
+    need(8);
+    std::uint64_t v;
+    std::memcpy(&v, bytes_.data() + pos_, 8);
+    pos_ += 8;
+    return v;
+  }
+  std::uint8_t u8() {
+    need(1);
+    return std::uint8_t(bytes_[pos_++]);
+  }
+  std::string str(std::uint64_t n) {
+    need(n);
+    std::string s = bytes_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  const char* take(std::uint64_t n) {
+    need(n);
+    const char* p = bytes_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+  bool at_end() const { return pos_ == bytes_.size(); }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > bytes_.size() - pos_) corrupt(dir_, file_ + " ends early at byte " + std::to_string(pos_));
+  }
+  const std::string& bytes_;
+  std::string dir_, file_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+void DocumentIndex::save(const std::string& dir) const {
+  static std::atomic<unsigned> save_counter{0};
+  const State& st = *state_;
+  if (dir.empty()) throw InvalidArgument("save: directory path is empty");
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path fresh = parent / ("." + target.filename().string() + ".saving-" + std::to_string(::getpid()) +
+                                   "-" + std::to_string(save_counter++));
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (!fs::create_directory(fresh, ec) || ec) {
+    throw IoError("save: cannot create " + fresh.string() + ": " + ec.message());
+  }
+
+  try {
+    std::shared_lock lock(st.mutex);
+    const IndexOptions& o = st.options;
+    json sections = json::object();
+    auto write_section = [&](const std::string& name, const std::string& file, const std::string& bytes) {
+      write_file_atomic((fresh / file).string(), bytes);
+      sections[name] = {{"file", file}, {"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+    };
+    {
+      std::string docs;
+      for (std::size_t s = 0; s < st.slots; ++s) {
+        docs.push_back(st.is_live(Slot(s)) ? 1 : 0);
+        put_u64(docs, st.ids[s].size());
+        docs += st.ids[s];
+        put_u64(docs, st.texts[s].size());
+        docs += st.texts[s];
+      }
+      write_section("documents", "documents.bin", docs);
+    }
+    if (st.is_ivf()) {
+      std::string dense;
+      put_raw(dense, st.dense_rows.data(), st.dense_rows.size());
+      write_section("dense", "dense.bin", dense);
+    }
+    if (o.sparse_dim > 0) {
+      std::string sparse;
+      if (o.sparse_storage == IndexOptions::SparseStorage::kFloat16) {
+        put_raw(sparse, st.sparse_f16.data(), st.sparse_f16.size());
+      } else {
+        put_raw(sparse, st.sparse_f32.data(), st.sparse_f32.size());
+      }
+      write_section("sparse", "sparse.bin", sparse);
+    }
+    std::uint64_t token_rows = 0;
+    if (o.store_token_embeddings) {
+      std::string tokens;
+      for (const Matrix& m : st.tokens) {
+        put_u64(tokens, m.rows());
+        token_rows += m.rows();
+      }
+      for (const Matrix& m : st.tokens) put_raw(tokens, m.data(), m.rows() * m.cols());
+      write_section("tokens", "tokens.bin", tokens);
+    }
+    if (st.faiss) {
+      faiss::VectorIOWriter writer;
+      try {
+        faiss::write_index(st.faiss.get(), &writer);
+      } catch (const faiss::FaissException& e) {
+        throw IoError(std::string("save: FAISS could not serialise the index: ") + e.what());
+      }
+      write_section("faiss", "faiss.bin", std::string(writer.data.begin(), writer.data.end()));
+    }
+    json header = {{"format", kFormat},   {"version", kVersion},      {"options", options_to_json(o)},
+                   {"slots", st.slots},   {"live", st.live},          {"token_rows", token_rows},
+                   {"trained", st.faiss != nullptr}, {"sections", sections}};
+    header["checksum"] = header_checksum(header);
+    write_file_atomic((fresh / kHeaderFile).string(), header.dump(2));
+    fsync_path(fresh.string());
+    swap_into_place(fresh, target);
+    fsync_path(parent.string());
+  } catch (...) {
+    fs::remove_all(fresh, ec);
+    throw;
+  }
+}
+
+DocumentIndex DocumentIndex::load(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw FileNotFound("index directory not found: " + dir);
+  if (!fs::is_directory(dir, ec)) throw FileNotFound("index path is not a directory: " + dir);
+  const std::string header_path = join_path(dir, kHeaderFile);
+  if (!fs::exists(header_path, ec)) {
+    corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
+  }
+  const std::uintmax_t header_size = fs::file_size(header_path, ec);
+  if (ec || header_size > kMaxHeaderBytes) corrupt(dir, "header.json is larger than 1 MiB");
+  json header;
+  try {
+    header = json::parse(read_file(header_path));
+  } catch (const json::exception& e) {
+    corrupt(dir, std::string("header.json is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) corrupt(dir, "header.json is not a JSON object");
+  if (field<std::string>(header, "checksum", dir) != header_checksum(header)) {
+    corrupt(dir, "header.json fails its checksum");
+  }
+  if (field<std::string>(header, "format", dir) != kFormat) {
+    corrupt(dir, "header.json has format '" + field<std::string>(header, "format", dir) + "', expected '" + kFormat + "'");
+  }
+  const int version = field<int>(header, "version", dir);
+  if (version != kVersion) {
+    corrupt(dir, "format version " + std::to_string(version) + " is not supported (this build reads version " +
+                     std::to_string(kVersion) + ")");
+  }
+
+  // ---- options and counts ----
+  const json opts = field<json>(header, "options", dir);
+  IndexOptions o;
+  o.dim = field<std::size_t>(opts, "dim", dir);
+  o.sparse_dim = field<std::size_t>(opts, "sparse_dim", dir);
+  const auto storage = field<std::string>(opts, "sparse_storage", dir);
+  if (storage != "float32" && storage != "float16") corrupt(dir, "unknown sparse_storage '" + storage + "'");
+  o.sparse_storage = storage == "float16" ? IndexOptions::SparseStorage::kFloat16 : IndexOptions::SparseStorage::kFloat32;
+  o.kind = field<std::string>(opts, "kind", dir);
+  o.hnsw_m = field<int>(opts, "hnsw_m", dir);
+  o.hnsw_ef_construction = field<int>(opts, "hnsw_ef_construction", dir);
+  o.hnsw_ef_search = field<int>(opts, "hnsw_ef_search", dir);
+  o.ivf_nlist = field<int>(opts, "ivf_nlist", dir);
+  o.ivf_nprobe = field<int>(opts, "ivf_nprobe", dir);
+  o.pq_m = field<int>(opts, "pq_m", dir);
+  o.pq_bits = field<int>(opts, "pq_bits", dir);
+  o.normalize_dense = field<bool>(opts, "normalize_dense", dir);
+  o.store_token_embeddings = field<bool>(opts, "store_token_embeddings", dir);
+  o.token_dim = field<std::size_t>(opts, "token_dim", dir);
+  o.build_bm25 = field<bool>(opts, "build_bm25", dir);
+  const json bm25 = field<json>(opts, "bm25", dir);
+  o.bm25.k1 = field<float>(bm25, "k1", dir);
+  o.bm25.b = field<float>(bm25, "b", dir);
+  o.bm25.stem = field<bool>(bm25, "stem", dir);
+  if (o.dim > kMaxWidth || o.sparse_dim > kMaxWidth || o.token_dim > kMaxWidth) {
+    corrupt(dir, "a width in header.json exceeds " + std::to_string(kMaxWidth));
+  }
+  const auto slots = field<std::uint64_t>(header, "slots", dir);
+  const auto live = field<std::uint64_t>(header, "live", dir);
+  const auto token_rows = field<std::uint64_t>(header, "token_rows", dir);
+  const bool trained = field<bool>(header, "trained", dir);
+  if (slots > kMaxSlots || live > slots || token_rows > kMaxSlots) corrupt(dir, "implausible document counts in header.json");
+  const json sections = field<json>(header, "sections", dir);
+
+  std::unique_ptr<DocumentIndex> built;
+  try {
+    built.reset(new DocumentIndex(o));
+  } catch (const InvalidArgument& e) {
+    corrupt(dir, std::string("header.json holds invalid options: ") + e.what());
+  }
+  State& st = *built->state_;
+  if (!st.is_ivf() && !trained) corrupt(dir, "header.json marks a " + o.kind + " index as untrained");
+
+  // ---- documents ----
+  {
+    const std::string bytes = read_section(dir, sections, "documents", UINT64_MAX);
+    if (bytes.size() / kMinDocumentRecord < slots) {
+      corrupt(dir, "documents.bin (" + std::to_string(bytes.size()) + " bytes) is too short for " +
+                       std::to_string(slots) + " slots");
+    }
+    Cursor cur(bytes, dir, "documents.bin");
+    st.ids.reserve(slots);
+    st.texts.reserve(slots);
+    for (std::uint64_t s = 0; s < slots; ++s) {
+      const std::uint8_t flag = cur.u8();
+      if (flag > 1) corrupt(dir, "documents.bin has an invalid live flag at slot " + std::to_string(s));
+      std::string id = cur.str(cur.u64());
+      std::string text = cur.str(cur.u64());
+      if (flag == 1) {
+        if (id.empty()) corrupt(dir, "documents.bin has an empty id at slot " + std::to_string(s));
+        if (!st.slot_by_id.emplace(id, Slot(s)).second) corrupt(dir, "documents.bin repeats id '" + id + "'");
+        st.set_live(s, true);
+        ++st.live;
+        if (st.bm25) {
+          try {
+            st.bm25->add(Slot(s), text);
+          } catch (const InvalidArgument& e) {
+            corrupt(dir, "documents.bin: text of '" + id + "': " + e.what());
+          }
+        }
+      } else {
+        st.set_live(s, false);
+      }
+      st.ids.push_back(std::move(id));
+      st.texts.push_back(std::move(text));
+    }
+    if (!cur.at_end()) corrupt(dir, "documents.bin has bytes after the last document");
+    if (st.live != live) {
+      corrupt(dir, "documents.bin holds " + std::to_string(st.live) + " live documents, header records " +
+                       std::to_string(live));
+    }
+    st.slots = slots;
+  }
+  // ---- dense / sparse / tokens ----
+  if (st.is_ivf()) {
+    const std::string bytes =
+        read_section(dir, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
+    st.dense_rows.resize(slots * o.dim);
+    std::memcpy(st.dense_rows.data(), bytes.data(), bytes.size());
+  }
+  if (o.sparse_dim > 0) {
+    const bool half = o.sparse_storage == IndexOptions::SparseStorage::kFloat16;
+    const std::uint64_t n = checked_mul(slots, o.sparse_dim, dir, "sparse");
+    const std::string bytes = read_section(dir, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
+    if (half) {
+      st.sparse_f16.resize(n);
+      std::memcpy(st.sparse_f16.data(), bytes.data(), bytes.size());
+    } else {
+      st.sparse_f32.resize(n);
+      std::memcpy(st.sparse_f32.data(), bytes.data(), bytes.size());
+    }
+  }
+  if (o.store_token_embeddings) {
+    const std::uint64_t values = checked_mul(token_rows, o.token_dim, dir, "tokens");
+    const std::uint64_t expected = checked_mul(slots, 8, dir, "tokens") + checked_mul(values, 4, dir, "tokens");
+    const std::string bytes = read_section(dir, sections, "tokens", expected);
+    Cursor cur(bytes, dir, "tokens.bin");
+    std::vector<std::uint64_t> rows(slots);
+    std::uint64_t total = 0;
+    for (auto& r : rows) {
+      r = cur.u64();
+      if (r > token_rows - total) corrupt(dir, "tokens.bin row counts exceed the header's token_rows");
+      total += r;
+    }
+    if (total != token_rows) corrupt(dir, "tokens.bin row counts do not sum to the header's token_rows");
+    st.tokens.reserve(slots);
+    for (std::uint64_t r : rows) {
+      const float* p = reinterpret_cast<const float*>(cur.take(r * o.token_dim * 4));
+      Matrix m(r, o.token_dim);
+      std::memcpy(m.data(), p, r * o.token_dim * 4);
+      st.tokens.push_back(std::move(m));
+    }
+  }
+  // ---- faiss ----
+  if (trained) {
+    const std::string bytes = read_section(dir, sections, "faiss", UINT64_MAX);
+    faiss::VectorIOReader reader;
+    reader.data.assign(bytes.begin(), bytes.end());
+    std::unique_ptr<faiss::Index> index;
+    try {
+      index.reset(faiss::read_index(&reader));
+    } catch (const faiss::FaissException& e) {
+      corrupt(dir, std::string("faiss.bin cannot be read: ") + e.what());
+    }
+    bool right_type = false;
+    switch (st.kind) {
+      case IndexKind::kFlat:
+        right_type = dynamic_cast<faiss::IndexFlatIP*>(index.get()) != nullptr;
+        break;
+      case IndexKind::kHnsw: {
+        auto* h = dynamic_cast<faiss::IndexHNSWFlat*>(index.get());
+        right_type = h != nullptr && dynamic_cast<faiss::IndexFlat*>(h->storage) != nullptr;
+        break;
+      }
+      case IndexKind::kIvf:
+        right_type = dynamic_cast<faiss::IndexIVFFlat*>(index.get()) != nullptr;
+        break;
+      case IndexKind::kIvfPq:
+        right_type = dynamic_cast<faiss::IndexIVFPQ*>(index.get()) != nullptr;
+        break;
+    }
+    if (!right_type) corrupt(dir, "faiss.bin does not hold a " + o.kind + " index");
+    if (index->metric_type != faiss::METRIC_INNER_PRODUCT) corrupt(dir, "faiss.bin index does not use inner product");
+    if (std::size_t(index->d) != o.dim) {
+      corrupt(dir, "faiss.bin has dimension " + std::to_string(index->d) + ", header records " + std::to_string(o.dim));
+    }
+    if (std::uint64_t(index->ntotal) != slots) {
+      corrupt(dir, "faiss.bin holds " + std::to_string(index->ntotal) + " vectors, header records " +
+                       std::to_string(slots) + " slots");
+    }
+    st.faiss = std::move(index);
+  } else {
+    if (sections.contains("faiss")) corrupt(dir, "header.json lists a faiss section for an untrained index");
+    st.faiss.reset();
+  }
+  return std::move(*built);
+}
+
+}  // namespace counterpoint::index

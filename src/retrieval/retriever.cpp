@@ -1,0 +1,333 @@
+#include "counterpoint/retrieval/retriever.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "counterpoint/core/errors.h"
+
+namespace counterpoint::retrieval {
+
+Stage1 parse_stage1(const std::string& name) {
+  if (name == "dense") return Stage1::kDense;
+  if (name == "bm25") return Stage1::kBm25;
+  if (name == "hybrid") return Stage1::kHybrid;
+  throw InvalidArgument("unknown stage-1 source '" + name + "' (expected dense, bm25 or hybrid)");
+}
+
+Fusion parse_fusion(const std::string& name) {
+  if (name == "rsf") return Fusion::kRelativeScore;
+  if (name == "rrf") return Fusion::kReciprocalRank;
+  throw InvalidArgument("unknown fusion '" + name + "' (expected rsf or rrf)");
+}
+
+void set_scorer(SearchOptions& options, const std::string& name) {
+  if (name == "cosine") { options.scorer = Scorer::kCosine; return; }
+  if (name == "sparsity") { options.scorer = Scorer::kSparsity; return; }
+  if (name == "hoyer" || name == "l2l1" || name == "kappa4") {
+    options.scorer = Scorer::kSparsity;
+    options.sparsity.function = scoring::parse_sparsity(name);
+    return;
+  }
+  if (name == "mean") { options.scorer = Scorer::kMapMean; return; }
+  if (name == "maxsim") { options.scorer = Scorer::kMaxSim; return; }
+  if (name == "alignment") { options.scorer = Scorer::kAlignment; return; }
+  if (name == "verifier") { options.scorer = Scorer::kVerifier; return; }
+  throw InvalidArgument("unknown scorer '" + name +
+                        "' (expected cosine, hoyer, l2l1, kappa4, sparsity, mean, maxsim, alignment or verifier)");
+}
+
+std::string to_string(Scorer scorer) {
+  switch (scorer) {
+    case Scorer::kCosine: return "cosine";
+    case Scorer::kSparsity: return "sparsity";
+    case Scorer::kMapMean: return "mean";
+    case Scorer::kMaxSim: return "maxsim";
+    case Scorer::kAlignment: return "alignment";
+    case Scorer::kVerifier: return "verifier";
+  }
+  return "cosine";
+}
+
+namespace {
+
+bool uses_tokens(Scorer s) {
+  return s == Scorer::kMapMean || s == Scorer::kMaxSim || s == Scorer::kAlignment || s == Scorer::kVerifier;
+}
+
+// Min-max normalisation of one score list, as Relative Score Fusion defines it.
+std::vector<float> min_max(const std::vector<float>& scores) {
+  if (scores.empty()) return {};
+  const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
+  const float low = *lo, range = *hi - *lo;
+  std::vector<float> out(scores.size());
+  for (std::size_t i = 0; i < scores.size(); ++i) out[i] = (scores[i] - low) / (range + 1e-8f);
+  return out;
+}
+
+}  // namespace
+
+struct Retriever::Candidates {
+  std::vector<index::Slot> slots;
+  std::vector<float> cosine;
+  std::vector<float> bm25;
+  std::vector<float> stage1;
+};
+
+Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::shared_ptr<const Encoder> encoder,
+                     std::shared_ptr<const Encoder> sparse_encoder,
+                     std::shared_ptr<const scoring::MapVerifier> verifier)
+    : index_(std::move(index)),
+      encoder_(std::move(encoder)),
+      sparse_encoder_(std::move(sparse_encoder)),
+      verifier_(std::move(verifier)) {
+  if (!index_) throw InvalidArgument("Retriever: index is null");
+  if (encoder_ && encoder_->dim() != index_->options().dim) {
+    throw InvalidArgument("Retriever: encoder " + encoder_->manifest().name + " has width " +
+                          std::to_string(encoder_->dim()) + " but the index stores width " +
+                          std::to_string(index_->options().dim));
+  }
+  if (sparse_encoder_ && sparse_encoder_->dim() != index_->options().sparse_dim) {
+    throw InvalidArgument("Retriever: sparse encoder " + sparse_encoder_->manifest().name + " has width " +
+                          std::to_string(sparse_encoder_->dim()) + " but the index stores Es of width " +
+                          std::to_string(index_->options().sparse_dim));
+  }
+}
+
+EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
+                                         const std::string* prefix_override) const {
+  if (!encoder_) throw InvalidArgument("Retriever: no encoder, so queries must be passed encoded");
+  EncodeOptions encode;
+  encode.role = TextRole::kQuery;
+  encode.prefix_override = prefix_override;
+  EncodedQueries out;
+  out.texts = queries;
+  out.dense = encoder_->encode(queries, encode);
+  if (options.scorer == Scorer::kSparsity) {
+    if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
+    out.sparse = sparse_encoder_->encode(queries, encode);
+  }
+  if (uses_tokens(options.scorer)) out.tokens = encoder_->encode_tokens(queries, encode);
+  return out;
+}
+
+std::vector<std::vector<Hit>> Retriever::search(const std::vector<std::string>& queries,
+                                                const SearchOptions& options,
+                                                const std::string* prefix_override) const {
+  return search_encoded(encode_queries(queries, options, prefix_override), options);
+}
+
+void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {
+  if (options.k == 0) throw InvalidArgument("k must be >= 1");
+  if (options.candidates < options.k) {
+    throw InvalidArgument("candidates (K = " + std::to_string(options.candidates) +
+                          ") must be >= k (" + std::to_string(options.k) + ")");
+  }
+  if (!std::isfinite(options.alpha)) throw InvalidArgument("alpha must be finite");
+  if (!std::isfinite(options.fusion_lambda)) throw InvalidArgument("fusion_lambda must be finite");
+  const std::size_t n = queries.dense.rows();
+  if (options.stage1 != Stage1::kBm25) {
+    require_width(queries.dense, index_->options().dim, "query embeddings");
+    require_finite(queries.dense, "query embeddings");
+  }
+  if (options.stage1 != Stage1::kDense && queries.texts.size() != n) {
+    throw InvalidArgument("BM25 needs the query texts: " + std::to_string(queries.texts.size()) +
+                          " texts for " + std::to_string(n) + " queries");
+  }
+  if (options.scorer == Scorer::kSparsity) {
+    if (index_->options().sparse_dim == 0) {
+      throw InvalidArgument("the sparsity scorer needs an index that stores sparse-aware embeddings (Es)");
+    }
+    if (queries.sparse.rows() != n) {
+      throw InvalidArgument("the sparsity scorer needs one Es row per query: got " +
+                            std::to_string(queries.sparse.rows()) + " for " + std::to_string(n) + " queries");
+    }
+    require_width(queries.sparse, index_->options().sparse_dim, "query Es embeddings");
+    require_finite(queries.sparse, "query Es embeddings");
+  }
+  if (uses_tokens(options.scorer)) {
+    if (!index_->options().store_token_embeddings) {
+      throw InvalidArgument("scorer '" + to_string(options.scorer) +
+                            "' needs an index built with token embeddings");
+    }
+    if (queries.tokens.size() != n) throw InvalidArgument("token scorers need the query token embeddings");
+  }
+  if (options.scorer == Scorer::kVerifier && !verifier_) {
+    throw InvalidArgument("the verifier scorer needs a verifier model");
+  }
+  if (!queries.exclude.empty() && queries.exclude.size() != n) {
+    throw InvalidArgument("exclude lists: " + std::to_string(queries.exclude.size()) + " for " +
+                          std::to_string(n) + " queries");
+  }
+}
+
+Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size_t q,
+                                        const SearchOptions& options, const index::SearchResult* dense) const {
+  std::unordered_set<std::string> excluded;
+  if (!queries.exclude.empty()) excluded.insert(queries.exclude[q].begin(), queries.exclude[q].end());
+
+  std::vector<index::Slot> dense_list, bm25_list;
+  if (dense) {
+    for (std::size_t r = 0; r < dense->k; ++r) {
+      const index::Slot s = dense->slot(q, r);
+      if (s >= 0 && !excluded.count(index_->id(s))) dense_list.push_back(s);
+    }
+    if (dense_list.size() > options.candidates) dense_list.resize(options.candidates);
+  }
+  if (options.stage1 != Stage1::kDense) {
+    for (const auto& hit : index_->search_bm25(queries.texts[q], options.candidates + excluded.size())) {
+      if (!excluded.count(index_->id(hit.slot))) bm25_list.push_back(hit.slot);
+    }
+    if (bm25_list.size() > options.candidates) bm25_list.resize(options.candidates);
+  }
+
+  Candidates c;
+  std::unordered_map<index::Slot, std::size_t> position;
+  for (const auto* list : {&dense_list, &bm25_list}) {
+    for (index::Slot s : *list) {
+      if (position.emplace(s, c.slots.size()).second) c.slots.push_back(s);
+    }
+  }
+  const std::size_t n = c.slots.size();
+  const std::size_t dim = index_->options().dim;
+  c.cosine.assign(n, 0.0f);
+  if (n > 0 && options.stage1 != Stage1::kBm25) {
+    std::vector<float> rows(n * dim);
+    index_->gather_dense(c.slots.data(), n, rows.data());
+    scoring::cosine_scores(MatrixView(queries.dense.row(q), 1, dim), MatrixView(rows.data(), n, dim),
+                           c.cosine.data());
+  }
+  if (options.stage1 != Stage1::kDense) c.bm25 = index_->score_bm25(queries.texts[q], c.slots);
+  else c.bm25.assign(n, 0.0f);
+
+  switch (options.stage1) {
+    case Stage1::kDense: c.stage1 = c.cosine; break;
+    case Stage1::kBm25: c.stage1 = c.bm25; break;
+    case Stage1::kHybrid:
+      c.stage1.assign(n, 0.0f);
+      if (options.fusion == Fusion::kRelativeScore) {
+        const auto nd = min_max(c.cosine), nb = min_max(c.bm25);
+        for (std::size_t i = 0; i < n; ++i) c.stage1[i] = nd[i] + options.fusion_lambda * nb[i];
+      } else {
+        for (const auto* list : {&dense_list, &bm25_list}) {
+          for (std::size_t rank = 0; rank < list->size(); ++rank) {
+            c.stage1[position[(*list)[rank]]] += 1.0f / float(options.rrf_k + rank + 1);
+          }
+        }
+      }
+      break;
+  }
+  return c;
+}
+
+std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q, Candidates& c,
+                                   const SearchOptions& options) const {
+  const std::size_t n = c.slots.size();
+  std::vector<float> sparsity(n, 0.0f), token(n, 0.0f), final_score = c.stage1;
+  if (options.scorer == Scorer::kSparsity && n > 0) {
+    const std::size_t sd = index_->options().sparse_dim;
+    std::vector<float> rows(n * sd);
+    index_->gather_sparse(c.slots.data(), n, rows.data());
+    scoring::sparsity_scores(MatrixView(queries.sparse.row(q), 1, sd), MatrixView(rows.data(), n, sd),
+                             options.sparsity, sparsity.data());
+    for (std::size_t i = 0; i < n; ++i) final_score[i] = c.stage1[i] + options.alpha * sparsity[i];
+  } else if (uses_tokens(options.scorer) && n > 0) {
+    std::vector<Matrix> maps;
+    maps.reserve(n);
+    for (index::Slot s : c.slots) maps.push_back(scoring::token_cosine_map(queries.tokens[q], index_->token_embeddings(s)));
+    if (options.scorer == Scorer::kVerifier) {
+      token = verifier_->score(maps);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        token[i] = options.scorer == Scorer::kMapMean   ? scoring::map_mean(maps[i])
+                   : options.scorer == Scorer::kMaxSim ? scoring::map_maxsim(maps[i])
+                                                       : scoring::map_alignment(maps[i], options.alignment);
+      }
+    }
+    final_score = token;
+  }
+
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  const std::size_t keep = std::min(options.k, n);
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(), [&](std::size_t a, std::size_t b) {
+    if (final_score[a] != final_score[b]) return final_score[a] > final_score[b];
+    return c.slots[a] < c.slots[b];
+  });
+  std::vector<Hit> hits;
+  hits.reserve(keep);
+  for (std::size_t r = 0; r < keep; ++r) {
+    const std::size_t i = order[r];
+    Hit h;
+    h.slot = c.slots[i];
+    h.id = index_->id(h.slot);
+    h.score = final_score[i];
+    h.cosine = c.cosine[i];
+    h.sparsity = sparsity[i];
+    h.bm25 = c.bm25[i];
+    h.stage1 = c.stage1[i];
+    h.token = token[i];
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
+std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& queries,
+                                                        const SearchOptions& options) const {
+  validate(queries, options);
+  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
+  std::vector<std::vector<Hit>> results(n);
+  if (n == 0 || index_->size() == 0) return results;
+
+  std::size_t most_excluded = 0;
+  for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
+  index::SearchResult dense;
+  const bool use_dense = options.stage1 != Stage1::kBm25;
+  if (use_dense) dense = index_->search(queries.dense, options.candidates + most_excluded, options.dense_params);
+
+  // Queries are independent and the index is safe for concurrent reads; the first failure
+  // is re-thrown once all workers stop.
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t q = 0; q < n; ++q) {
+    try {
+      Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
+      results[q] = stage2(queries, q, c, options);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
+                   const std::vector<std::string>& texts, const Encoder& encoder, const Encoder* sparse_encoder,
+                   std::size_t batch_size, const ProgressCallback& progress) {
+  if (ids.size() != texts.size()) {
+    throw InvalidArgument("add_documents: " + std::to_string(ids.size()) + " ids for " +
+                          std::to_string(texts.size()) + " texts");
+  }
+  if (batch_size == 0) throw InvalidArgument("add_documents: batch_size must be > 0");
+  const bool tokens = index.options().store_token_embeddings;
+  EncodeOptions encode;
+  encode.role = TextRole::kDocument;
+  for (std::size_t start = 0; start < ids.size(); start += batch_size) {
+    const std::size_t end = std::min(ids.size(), start + batch_size);
+    std::vector<std::string> batch_ids(ids.begin() + long(start), ids.begin() + long(end));
+    std::vector<std::string> batch_texts(texts.begin() + long(start), texts.begin() + long(end));
+    Matrix dense = encoder.encode(batch_texts, encode);
+    Matrix sparse = sparse_encoder ? sparse_encoder->encode(batch_texts, encode) : Matrix();
+    std::vector<Matrix> token_rows = tokens ? encoder.encode_tokens(batch_texts, encode) : std::vector<Matrix>{};
+    index.add(batch_ids, batch_texts, dense, sparse, token_rows);
+    report_progress(progress, end, ids.size(), "add_documents");
+  }
+}
+
+}  // namespace counterpoint::retrieval

@@ -1,0 +1,396 @@
+#include "counterpoint/scoring/pooled.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "counterpoint/core/errors.h"
+
+namespace counterpoint::scoring {
+namespace {
+
+// The kernels keep kLanes independent float accumulators per quantity (Eigen fixed-size
+// arrays, i.e. two SSE or one AVX register) so every row is read once with packet
+// instructions, and flush them into double every kBlock elements so rounding error stays at
+// float epsilon times kBlock / kLanes rather than growing with the embedding width.
+constexpr Eigen::Index kLanes = 8;
+constexpr std::size_t kBlock = 256;
+using Lanes = Eigen::Array<float, kLanes, 1>;
+using LanesMap = Eigen::Map<const Lanes>;
+
+struct DifferenceNorms {
+  double l1 = 0.0;    // sum |x_i|
+  double l2sq = 0.0;  // sum x_i^2
+  double l4 = 0.0;    // sum x_i^4
+};
+
+template <bool kWantL1, bool kWantL4>
+DifferenceNorms difference_norms(const float* q, const float* c, std::size_t d) {
+  DifferenceNorms norms;
+  for (std::size_t start = 0; start < d; start += kBlock) {
+    const std::size_t end = std::min(d, start + kBlock);
+    Lanes l1 = Lanes::Zero(), l2 = Lanes::Zero(), l4 = Lanes::Zero();
+    std::size_t i = start;
+    for (; i + kLanes <= end; i += kLanes) {
+      const Lanes x = LanesMap(q + i) - LanesMap(c + i);
+      const Lanes x2 = x * x;
+      if (kWantL1) l1 += x.abs();
+      l2 += x2;
+      if (kWantL4) l4 += x2 * x2;
+    }
+    for (Eigen::Index k = 0; i < end; ++i, ++k) {
+      const float x = q[i] - c[i];
+      if (kWantL1) l1[k] += std::fabs(x);
+      l2[k] += x * x;
+      if (kWantL4) l4[k] += x * x * x * x;
+    }
+    norms.l1 += l1.cast<double>().sum();
+    norms.l2sq += l2.cast<double>().sum();
+    norms.l4 += l4.cast<double>().sum();
+  }
+  return norms;
+}
+
+struct DotAndNorm {
+  double dot = 0.0;
+  double norm_sq = 0.0;  // of the candidate
+};
+
+DotAndNorm dot_and_norm(const float* q, const float* c, std::size_t d) {
+  DotAndNorm result;
+  for (std::size_t start = 0; start < d; start += kBlock) {
+    const std::size_t end = std::min(d, start + kBlock);
+    Lanes dot = Lanes::Zero(), sq = Lanes::Zero();
+    std::size_t i = start;
+    for (; i + kLanes <= end; i += kLanes) {
+      const Lanes cv = LanesMap(c + i);
+      dot += LanesMap(q + i) * cv;
+      sq += cv * cv;
+    }
+    for (Eigen::Index k = 0; i < end; ++i, ++k) {
+      dot[k] += q[i] * c[i];
+      sq[k] += c[i] * c[i];
+    }
+    result.dot += dot.cast<double>().sum();
+    result.norm_sq += sq.cast<double>().sum();
+  }
+  return result;
+}
+
+constexpr double kMinL2 = 1e-6;
+
+double clamped_l1(double l1, std::size_t d) { return std::max(l1, std::sqrt(double(d)) * kMinL2); }
+double clamped_l2(double l2sq) { return std::max(std::sqrt(l2sq), kMinL2); }
+
+// std::clamp and std::max keep NaN, so non-finite input still shows up in the result.
+float hoyer_from(const DifferenceNorms& n, std::size_t d) {
+  const double sqrt_d = std::sqrt(double(d));
+  const double ratio = clamped_l1(n.l1, d) / clamped_l2(n.l2sq);
+  return float(std::clamp((sqrt_d - ratio) / (sqrt_d - 1.0), 0.0, 1.0));
+}
+float l2_l1_from(const DifferenceNorms& n, std::size_t d) {
+  return float(std::clamp(clamped_l2(n.l2sq) / clamped_l1(n.l1, d), 0.0, 1.0));
+}
+float kappa4_from(const DifferenceNorms& n) {
+  const double l2 = clamped_l2(n.l2sq);
+  return float(std::clamp(n.l4 / (l2 * l2 * l2 * l2), 0.0, 1.0));
+}
+
+void require_hoyer_width(std::size_t d) {
+  if (d < 2) {
+    throw InvalidArgument("hoyer: the embedding width must be at least 2 (sqrt(d) - 1 is the "
+                          "denominator), got " + std::to_string(d));
+  }
+}
+
+void require_options(const SparsityOptions& options) {
+  if (!std::isfinite(options.guard_threshold) || options.guard_threshold < 0.0f) {
+    throw InvalidArgument("SparsityOptions: guard_threshold must be finite and >= 0, got " +
+                          std::to_string(options.guard_threshold));
+  }
+  if (std::isnan(options.guard_value)) {
+    throw InvalidArgument("SparsityOptions: guard_value is NaN");
+  }
+}
+
+float sparsity_from(const DifferenceNorms& n, std::size_t d, const SparsityOptions& options) {
+  // An overflowed sum would otherwise turn into a plausible clamped value.
+  if (!std::isfinite(n.l1 + n.l2sq + n.l4)) return std::numeric_limits<float>::quiet_NaN();
+  if (options.identical_guard && std::sqrt(n.l2sq) < double(options.guard_threshold)) {
+    return options.guard_value;
+  }
+  switch (options.function) {
+    case Sparsity::kHoyer: return hoyer_from(n, d);
+    case Sparsity::kL2L1: return l2_l1_from(n, d);
+    case Sparsity::kKappa4: return kappa4_from(n);
+  }
+  throw InvalidArgument("sparsity: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(options.function)));
+}
+
+// Scores one query row against rows fetched by `row_at(i)` (float pointers of width d).
+template <typename RowAt>
+void sparsity_rows(const float* q, std::size_t n, std::size_t d, const SparsityOptions& options,
+                   RowAt row_at, float* out) {
+  switch (options.function) {
+    case Sparsity::kHoyer:
+    case Sparsity::kL2L1:
+      for (std::size_t i = 0; i < n; ++i) {
+        out[i] = sparsity_from(difference_norms<true, false>(q, row_at(i), d), d, options);
+      }
+      return;
+    case Sparsity::kKappa4:
+      for (std::size_t i = 0; i < n; ++i) {
+        out[i] = sparsity_from(difference_norms<false, true>(q, row_at(i), d), d, options);
+      }
+      return;
+  }
+  throw InvalidArgument("sparsity: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(options.function)));
+}
+
+void require_query_row(MatrixView query, const char* what) {
+  if (query.rows != 1) {
+    throw InvalidArgument(std::string(what) + ": expected exactly one query row, got " +
+                          std::to_string(query.rows));
+  }
+}
+
+void require_pair(MatrixView query, MatrixView candidates, const char* function) {
+  if (query.cols == 0) {
+    throw InvalidArgument(std::string(function) + ": embeddings have width 0");
+  }
+  require_width(candidates, query.cols, (std::string(function) + ": candidates").c_str());
+  if (candidates.rows > 0 && candidates.data == nullptr) {
+    throw InvalidArgument(std::string(function) + ": candidates have no data pointer");
+  }
+}
+
+// Validation is done on the results: any NaN or Inf in an input makes the affected score
+// non-finite, so the inputs are scanned (to name the culprit) only when a score is.
+// Finite inputs whose squares overflow float are reported as such.
+void require_finite_scores(const float* scores, std::size_t n, MatrixView query,
+                           MatrixView candidates, const char* function) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isfinite(scores[i])) continue;
+    require_finite(query, (std::string(function) + ": query").c_str());
+    require_finite(candidates, (std::string(function) + ": candidates").c_str());
+    throw InvalidArgument(std::string(function) + ": candidate row " + std::to_string(i) +
+                          " overflows float (values too large, |x|^2 > 3.4e38)");
+  }
+}
+
+}  // namespace
+
+Sparsity parse_sparsity(const std::string& name) {
+  if (name == "hoyer") return Sparsity::kHoyer;
+  if (name == "l2l1") return Sparsity::kL2L1;
+  if (name == "kappa4") return Sparsity::kKappa4;
+  throw InvalidArgument("unknown sparsity function '" + name +
+                        "' (expected one of: hoyer, l2l1, kappa4)");
+}
+
+std::string to_string(Sparsity function) {
+  switch (function) {
+    case Sparsity::kHoyer: return "hoyer";
+    case Sparsity::kL2L1: return "l2l1";
+    case Sparsity::kKappa4: return "kappa4";
+  }
+  throw InvalidArgument("to_string: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(function)));
+}
+
+namespace {
+// The scalar functions compare against a zero vector so they share the pairwise kernels.
+DifferenceNorms norms_of(const float* x, std::size_t d, const char* function) {
+  if (d == 0) throw InvalidArgument(std::string(function) + ": vector has width 0");
+  std::vector<float> zero(d, 0.0f);
+  const DifferenceNorms n = difference_norms<true, true>(x, zero.data(), d);
+  if (!std::isfinite(n.l1) || !std::isfinite(n.l2sq) || !std::isfinite(n.l4)) {
+    require_finite(MatrixView(x, 1, d), function);
+    throw InvalidArgument(std::string(function) + ": values too large (|x|^4 overflows float)");
+  }
+  return n;
+}
+}  // namespace
+
+float hoyer(const float* x, std::size_t d) {
+  require_hoyer_width(d);
+  return hoyer_from(norms_of(x, d, "hoyer"), d);
+}
+
+float l2_l1(const float* x, std::size_t d) { return l2_l1_from(norms_of(x, d, "l2_l1"), d); }
+
+float kappa4(const float* x, std::size_t d) { return kappa4_from(norms_of(x, d, "kappa4")); }
+
+float sparsity(const float* x, std::size_t d, const SparsityOptions& options) {
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(d);
+  return sparsity_from(norms_of(x, d, "sparsity"), d, options);
+}
+
+void cosine_scores(MatrixView query, MatrixView candidates, float* out) {
+  require_query_row(query, "cosine_scores");
+  require_pair(query, candidates, "cosine_scores");
+  const std::size_t d = query.cols;
+  const float* q = query.row(0);
+  const double q_norm = std::sqrt(dot_and_norm(q, q, d).norm_sq);
+  for (std::size_t i = 0; i < candidates.rows; ++i) {
+    const DotAndNorm dn = dot_and_norm(q, candidates.row(i), d);
+    if (!std::isfinite(dn.dot + dn.norm_sq + q_norm)) {
+      out[i] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    const double denominator = q_norm * std::sqrt(dn.norm_sq);
+    // A zero-norm side has no direction: cosine 0. NaN/Inf fall through to the check below.
+    out[i] = denominator == 0.0 ? 0.0f : float(std::clamp(dn.dot / denominator, -1.0, 1.0));
+  }
+  require_finite_scores(out, candidates.rows, query, candidates, "cosine_scores");
+}
+
+void sparsity_scores(MatrixView query, MatrixView candidates, const SparsityOptions& options,
+                     float* out) {
+  require_query_row(query, "sparsity_scores");
+  require_pair(query, candidates, "sparsity_scores");
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(query.cols);
+  sparsity_rows(query.row(0), candidates.rows, query.cols, options,
+                [&](std::size_t i) { return candidates.row(i); }, out);
+  require_finite_scores(out, candidates.rows, query, candidates, "sparsity_scores");
+}
+
+Matrix cosine_matrix(MatrixView queries, MatrixView candidates) {
+  require_pair(queries, candidates, "cosine_matrix");
+  Matrix result(queries.rows, candidates.rows);
+  for (std::size_t r = 0; r < queries.rows; ++r) {
+    cosine_scores(MatrixView(queries.row(r), 1, queries.cols), candidates, result.row(r));
+  }
+  return result;
+}
+
+Matrix sparsity_matrix(MatrixView queries, MatrixView candidates, const SparsityOptions& options) {
+  require_pair(queries, candidates, "sparsity_matrix");
+  Matrix result(queries.rows, candidates.rows);
+  for (std::size_t r = 0; r < queries.rows; ++r) {
+    sparsity_scores(MatrixView(queries.row(r), 1, queries.cols), candidates, options,
+                    result.row(r));
+  }
+  return result;
+}
+
+ScoreComponents combined_scores(MatrixView query_dense, MatrixView candidates_dense,
+                                MatrixView query_sparse, MatrixView candidates_sparse, float alpha,
+                                const SparsityOptions& options) {
+  if (!std::isfinite(alpha)) {
+    throw InvalidArgument("combined_scores: alpha must be finite, got " + std::to_string(alpha));
+  }
+  if (candidates_dense.rows != candidates_sparse.rows) {
+    throw InvalidArgument("combined_scores: " + std::to_string(candidates_dense.rows) +
+                          " dense candidate rows but " + std::to_string(candidates_sparse.rows) +
+                          " sparse candidate rows");
+  }
+  const std::size_t k = candidates_dense.rows;
+  ScoreComponents scores;
+  scores.cosine.resize(k);
+  scores.sparsity.resize(k);
+  scores.final.resize(k);
+  cosine_scores(query_dense, candidates_dense, scores.cosine.data());
+  sparsity_scores(query_sparse, candidates_sparse, options, scores.sparsity.data());
+  for (std::size_t i = 0; i < k; ++i) {
+    scores.final[i] = scores.cosine[i] + alpha * scores.sparsity[i];
+  }
+  return scores;
+}
+
+// ---- float16 ----------------------------------------------------------------------------
+
+std::uint16_t float_to_half(float value) {
+  return Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(value));
+}
+
+float half_to_float(std::uint16_t bits) {
+  return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits));
+}
+
+std::vector<std::uint16_t> to_half(MatrixView m) {
+  const std::size_t n = m.rows * m.cols;
+  std::vector<std::uint16_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = float_to_half(m.data[i]);
+  return out;
+}
+
+namespace {
+
+std::uint32_t float_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float bits_float(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Branch-free binary16 -> binary32 for whole rows (the loop vectorises; Eigen::half converts
+// one value at a time without F16C). The half's exponent and mantissa, shifted into a float,
+// read as a float 2^112 times too small, subnormals included, so one exact multiplication
+// rebiases them; only Inf/NaN need their exponent set by hand. Checked against half_to_float
+// for every bit pattern.
+void decode_half_row(const std::uint16_t* src, std::size_t n, float* dst) {
+  constexpr std::int32_t kInfOrNan = 0x7C00 << 13;
+  const float rebias = 0x1p112f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t h = src[i];
+    const std::uint32_t magnitude = (h & 0x7FFFu) << 13;
+    const std::uint32_t finite = float_bits(bits_float(magnitude) * rebias);
+    const std::uint32_t special = magnitude | 0x7F800000u;
+    // A mask instead of ?: keeps the loop free of branches (magnitude < 2^31: signed compare).
+    const std::uint32_t is_special =
+        0u - static_cast<std::uint32_t>(static_cast<std::int32_t>(magnitude) >= kInfOrNan);
+    const std::uint32_t bits = (special & is_special) | (finite & ~is_special);
+    dst[i] = bits_float(bits | ((h & 0x8000u) << 16));
+  }
+}
+
+}  // namespace
+
+void half_rows_to_float(const std::uint16_t* rows, std::size_t count, float* out) {
+  decode_half_row(rows, count, out);
+}
+
+void sparsity_scores_f16(MatrixView query, const std::uint16_t* rows, std::size_t n, std::size_t d,
+                         const SparsityOptions& options, float* out) {
+  require_query_row(query, "sparsity_scores_f16");
+  if (query.cols != d) {
+    throw InvalidArgument("sparsity_scores_f16: query width " + std::to_string(query.cols) +
+                          " does not match the stored row width " + std::to_string(d));
+  }
+  if (d == 0) throw InvalidArgument("sparsity_scores_f16: embeddings have width 0");
+  if (n > 0 && rows == nullptr) {
+    throw InvalidArgument("sparsity_scores_f16: candidate rows pointer is null");
+  }
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(d);
+  std::vector<float> decoded(d);
+  sparsity_rows(query.row(0), n, d, options,
+                [&](std::size_t i) {
+                  decode_half_row(rows + i * d, d, decoded.data());
+                  return static_cast<const float*>(decoded.data());
+                },
+                out);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isfinite(out[i])) continue;
+    require_finite(query, "sparsity_scores_f16: query");
+    decode_half_row(rows + i * d, d, decoded.data());
+    require_finite(MatrixView(decoded.data(), 1, d),
+                   ("sparsity_scores_f16: stored candidate row " + std::to_string(i)).c_str());
+    throw InvalidArgument("sparsity_scores_f16: candidate row " + std::to_string(i) +
+                          " overflows float");
+  }
+}
+
+}  // namespace counterpoint::scoring

@@ -1,0 +1,347 @@
+#include "counterpoint/training/triples.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/data/beir.h"
+#include "counterpoint/data/metadata.h"
+
+namespace counterpoint::training {
+
+namespace {
+
+std::size_t pick(std::mt19937_64& rng, std::size_t n) { return std::size_t(rng() % n); }
+
+// Tab-separated lines of a text file, CR stripped; `visit(fields, line_number)`.
+template <typename Visit>
+void for_each_tsv_line(const std::string& path, Visit visit) {
+  if (!path_exists(path)) throw FileNotFound("file not found: " + path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError("cannot open " + path);
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> fields;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t tab = line.find('\t', start);
+      fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+      if (tab == std::string::npos) break;
+      start = tab + 1;
+    }
+    visit(fields, number);
+  }
+}
+
+std::string metadata_string(const std::map<std::string, nlohmann::json>& metadata,
+                            const std::string& id, const char* field, const std::string& path) {
+  auto it = metadata.find(id);
+  if (it == metadata.end()) throw CorruptFile(path + ": no entry for document '" + id + "'");
+  auto value = it->second.find(field);
+  if (value == it->second.end() || !value->is_string()) {
+    throw CorruptFile(path + ": document '" + id + "' has no string field '" + field + "'");
+  }
+  return value->get<std::string>();
+}
+
+std::map<std::string, std::string> texts_by_id(const std::vector<data::Document>& corpus) {
+  std::map<std::string, std::string> texts;
+  for (const auto& d : corpus) texts[d.id] = data::encoding_text(d);
+  return texts;
+}
+
+const std::string& text_of(const std::map<std::string, std::string>& texts, const std::string& id,
+                           const std::string& origin) {
+  auto it = texts.find(id);
+  if (it == texts.end()) throw CorruptFile(origin + ": document '" + id + "' is not in the corpus");
+  return it->second;
+}
+
+// Appends up to `wanted` ids from `pool` (in random order, none of them in `taken`) to `out`.
+void draw_distinct(std::vector<std::string> pool, std::size_t wanted, std::set<std::string>& taken,
+                   std::vector<std::string>& out, std::mt19937_64& rng) {
+  std::shuffle(pool.begin(), pool.end(), rng);
+  for (const auto& id : pool) {
+    if (out.size() >= wanted) return;
+    if (taken.insert(id).second) out.push_back(id);
+  }
+}
+
+}  // namespace
+
+std::vector<Triple> arguana_triples(const std::string& beir_dir, const std::string& qrels_path,
+                                    const std::string& metadata_path,
+                                    const ArguAnaTripleOptions& options) {
+  if (options.negatives_per_anchor == 0) {
+    throw InvalidArgument("ArguAnaTripleOptions.negatives_per_anchor must be >= 1");
+  }
+  const auto dataset = data::load_beir(beir_dir);
+  const auto qrels = data::load_qrels(qrels_path);
+  const auto metadata = data::load_metadata(metadata_path);
+  const auto texts = texts_by_id(dataset.corpus);
+  std::map<std::string, std::string> query_texts;
+  for (const auto& q : dataset.queries) query_texts[q.id] = q.text;
+
+  // (split, debate, side) -> ids, and split -> ids, in corpus order.
+  std::map<std::string, std::vector<std::string>> by_debate_side, by_split;
+  for (const auto& d : dataset.corpus) {
+    const auto split = metadata_string(metadata, d.id, "split", metadata_path);
+    by_debate_side[split + "\n" + metadata_string(metadata, d.id, "debate", metadata_path) + "\n" +
+                   metadata_string(metadata, d.id, "side", metadata_path)].push_back(d.id);
+    by_split[split].push_back(d.id);
+  }
+
+  std::mt19937_64 rng(options.seed);
+  std::vector<Triple> triples;
+  for (const auto& [query_id, judged] : qrels) {
+    auto query = query_texts.find(query_id);
+    if (query == query_texts.end()) {
+      throw CorruptFile(qrels_path + ": query '" + query_id + "' is not in " + beir_dir + "/queries.jsonl");
+    }
+    const auto split = metadata_string(metadata, query_id, "split", metadata_path);
+    const auto debate = metadata_string(metadata, query_id, "debate", metadata_path);
+    const auto side = metadata_string(metadata, query_id, "side", metadata_path);
+    const auto other_side = side == "pro" ? "con" : "pro";
+    for (const auto& [positive_id, grade] : judged) {
+      if (grade <= 0) continue;
+      std::set<std::string> taken = {query_id};
+      for (const auto& [id, g] : judged) taken.insert(id);
+      std::vector<std::string> negatives;
+      const std::size_t k = options.negatives_per_anchor;
+      draw_distinct(by_debate_side[split + "\n" + debate + "\n" + side], k, taken, negatives, rng);
+      draw_distinct(by_debate_side[split + "\n" + debate + "\n" + other_side], k, taken, negatives, rng);
+      while (negatives.size() < k) {
+        const auto& pool = by_split[split];
+        const auto& id = pool[pick(rng, pool.size())];
+        if (taken.insert(id).second) negatives.push_back(id);
+      }
+      Triple t;
+      t.anchor = query->second;
+      t.positive = text_of(texts, positive_id, qrels_path);
+      for (const auto& id : negatives) t.negatives.push_back(text_of(texts, id, metadata_path));
+      t.group = debate;
+      triples.push_back(std::move(t));
+    }
+  }
+  return triples;
+}
+
+std::vector<Triple> sick_triples(const std::string& pairs_path, const std::string& corpus_path,
+                                 std::uint64_t seed) {
+  std::map<std::string, std::string> id_of_text;
+  for (const auto& d : data::load_corpus(corpus_path)) id_of_text.emplace(d.text, d.id);
+
+  struct Related {
+    std::vector<std::string> contradicted, entailed;
+    std::vector<std::pair<double, std::string>> neutral;  // (relatedness, sentence)
+  };
+  std::map<std::string, Related> related;  // sentence X -> how other sentences relate to it
+  std::vector<std::string> sentences;
+  std::map<std::string, std::size_t> column;
+  for_each_tsv_line(pairs_path, [&](const std::vector<std::string>& f, std::size_t line) {
+    if (column.empty()) {
+      for (std::size_t i = 0; i < f.size(); ++i) column[f[i]] = i;
+      for (const char* name : {"sentence_A", "sentence_B", "entailment_AB", "entailment_BA", "relatedness_score"}) {
+        if (!column.count(name)) throw CorruptFile(pairs_path + ":1: header lacks column '" + name + "'");
+      }
+      return;
+    }
+    if (f.size() != column.size()) {
+      throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": expected " +
+                        std::to_string(column.size()) + " fields, found " + std::to_string(f.size()));
+    }
+    const auto& a = f[column["sentence_A"]];
+    const auto& b = f[column["sentence_B"]];
+    double relatedness = 0;
+    try {
+      relatedness = std::stod(f[column["relatedness_score"]]);
+    } catch (const std::exception&) {
+      throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": relatedness_score is not a number");
+    }
+    // entailment_AB is "A_<relation>_B", entailment_BA is "B_<relation>_A".
+    auto record = [&](const std::string& label, const std::string& prefix, const std::string& from,
+                      const std::string& to) {
+      auto& r = related[from];
+      if (label == prefix + "contradicts_" + (prefix == "A_" ? "B" : "A")) r.contradicted.push_back(to);
+      else if (label == prefix + "entails_" + (prefix == "A_" ? "B" : "A")) r.entailed.push_back(to);
+      else if (label == prefix + "neutral_" + (prefix == "A_" ? "B" : "A")) r.neutral.emplace_back(relatedness, to);
+      else throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": unknown relation '" + label + "'");
+    };
+    record(f[column["entailment_AB"]], "A_", a, b);
+    record(f[column["entailment_BA"]], "B_", b, a);
+    sentences.push_back(a);
+    sentences.push_back(b);
+  });
+
+  std::mt19937_64 rng(seed);
+  std::vector<Triple> triples;
+  for (auto& [x, r] : related) {
+    std::stable_sort(r.neutral.begin(), r.neutral.end(),
+                     [](const auto& p, const auto& q) { return p.first > q.first; });
+    for (const auto& y : r.contradicted) {
+      Triple t;
+      t.anchor = x;
+      t.positive = y;
+      if (!r.entailed.empty()) {
+        t.negatives.push_back(r.entailed[pick(rng, r.entailed.size())]);
+      } else if (!r.neutral.empty()) {
+        t.negatives.push_back(r.neutral.front().second);
+      } else {
+        std::string negative;
+        do negative = sentences[pick(rng, sentences.size())];
+        while (negative == x || negative == y);
+        t.negatives.push_back(negative);
+      }
+      auto id = id_of_text.find(x);
+      t.group = id != id_of_text.end() ? id->second : x;
+      triples.push_back(std::move(t));
+    }
+  }
+  return triples;
+}
+
+const std::vector<StanceTemplate>& training_stance_templates() {
+  static const std::vector<StanceTemplate> templates = {
+      {"Retrieve a claim in favour of: ", "Retrieve a claim against: "},
+      {"Which argument supports this position? ", "Which argument opposes this position? "},
+      {"Give evidence for: ", "Give evidence against: "},
+      {"Argue for the motion: ", "Argue against the motion: "},
+  };
+  return templates;
+}
+
+const std::vector<StanceTemplate>& held_out_stance_templates() {
+  static const std::vector<StanceTemplate> templates = {
+      {"Find an argument supporting the claim: ", "Find an argument attacking the claim: "},
+      {"Show me a point that backs this up: ", "Show me a point that refutes this: "},
+  };
+  return templates;
+}
+
+std::string stance_query(const StanceTemplate& instruction, const std::string& stance,
+                         const std::string& topic) {
+  if (stance == "support") return instruction.support + topic;
+  if (stance == "attack") return instruction.attack + topic;
+  throw InvalidArgument("stance must be 'support' or 'attack', got '" + stance + "'");
+}
+
+StanceCurriculum parse_stance_curriculum(const std::string& name) {
+  if (name == "homogeneous") return StanceCurriculum::kHomogeneous;
+  if (name == "mixed") return StanceCurriculum::kMixed;
+  throw InvalidArgument("unknown stance curriculum '" + name + "' (expected homogeneous or mixed)");
+}
+
+std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
+                                         const std::string& metadata_path,
+                                         const StanceTripleOptions& options) {
+  if (options.templates.empty()) throw InvalidArgument("StanceTripleOptions.templates is empty");
+  const auto dataset = data::load_beir(beir_dir);
+  const auto qrels = data::load_qrels(qrels_path);
+  const auto metadata = data::load_metadata(metadata_path);
+  const auto texts = texts_by_id(dataset.corpus);
+
+  struct StanceQuery {
+    std::string topic_id, topic, stance;
+    std::vector<std::string> positives;
+  };
+  std::map<std::string, const data::Query*> queries_by_id;
+  for (const auto& q : dataset.queries) queries_by_id[q.id] = &q;
+  std::vector<StanceQuery> queries;
+  std::set<std::string> topics;
+  for (const auto& [query_id, judged] : qrels) {
+    auto it = queries_by_id.find(query_id);
+    if (it == queries_by_id.end()) {
+      throw CorruptFile(qrels_path + ": query '" + query_id + "' is not in " + beir_dir + "/queries.jsonl");
+    }
+    const auto& extra = it->second->extra;
+    if (!extra.contains("topic_id") || !extra["topic_id"].is_string() || !extra.contains("stance") ||
+        !extra["stance"].is_string()) {
+      throw CorruptFile(beir_dir + "/queries.jsonl: query '" + query_id +
+                        "' needs string fields 'topic_id' and 'stance'");
+    }
+    StanceQuery q{extra["topic_id"].get<std::string>(), it->second->text, extra["stance"].get<std::string>(), {}};
+    for (const auto& [doc, grade] : judged)
+      if (grade > 0) q.positives.push_back(doc);
+    if (q.positives.empty()) continue;
+    topics.insert(q.topic_id);
+    queries.push_back(std::move(q));
+  }
+  if (queries.empty()) throw InvalidArgument(qrels_path + " has no query with a relevant claim");
+
+  // Claims of this split's topics, by (topic, stance) with stance in query terms.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> claims;
+  for (const auto& d : dataset.corpus) {
+    const auto topic = metadata_string(metadata, d.id, "topic_id", metadata_path);
+    if (!topics.count(topic)) continue;
+    const auto stance = metadata_string(metadata, d.id, "stance", metadata_path);
+    claims[{topic, stance == "pro" ? "support" : "attack"}].push_back(d.id);
+  }
+  auto opposite = [](const std::string& stance) { return stance == "support" ? "attack" : "support"; };
+  // A claim drawn from the given stance on any topic other than `topic`.
+  std::vector<std::string> topic_list(topics.begin(), topics.end());
+  auto other_topic_claim = [&](const std::string& topic, const std::string& stance, std::mt19937_64& rng) {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      const auto& other = topic_list[pick(rng, topic_list.size())];
+      if (other == topic) continue;
+      auto it = claims.find({other, stance});
+      if (it != claims.end() && !it->second.empty()) return it->second[pick(rng, it->second.size())];
+    }
+    throw InvalidArgument(qrels_path + ": no other topic has '" + stance + "' claims for negatives");
+  };
+
+  std::mt19937_64 rng(options.seed);
+  std::vector<Triple> triples;
+  triples.reserve(options.count);
+  for (std::size_t i = 0; i < options.count; ++i) {
+    const auto& q = queries[pick(rng, queries.size())];
+    const auto& instruction = options.templates[pick(rng, options.templates.size())];
+    Triple t;
+    t.anchor = stance_query(instruction, q.stance, q.topic);
+    t.positive = text_of(texts, q.positives[pick(rng, q.positives.size())], qrels_path);
+    const int kind = options.curriculum == StanceCurriculum::kHomogeneous ? 0 : int(i % 3);
+    std::string negative;
+    const auto& hard = claims[{q.topic_id, opposite(q.stance)}];
+    if (kind == 0 && !hard.empty()) negative = hard[pick(rng, hard.size())];
+    else if (kind == 1) negative = other_topic_claim(q.topic_id, q.stance, rng);
+    else negative = other_topic_claim(q.topic_id, opposite(q.stance), rng);
+    t.negatives.push_back(text_of(texts, negative, metadata_path));
+    t.group = q.topic_id;
+    triples.push_back(std::move(t));
+  }
+  return triples;
+}
+
+std::vector<Triple> load_tsv_triples(const std::string& path) {
+  std::vector<Triple> triples;
+  for_each_tsv_line(path, [&](const std::vector<std::string>& f, std::size_t line) {
+    const std::string where = path + ":" + std::to_string(line) + ": ";
+    if (f.size() != 3 && f.size() != 4) {
+      throw CorruptFile(where + "expected anchor<TAB>positive<TAB>negative[<TAB>group], found " +
+                        std::to_string(f.size()) + " fields");
+    }
+    if (f[0].empty() || f[1].empty() || f[2].empty()) {
+      throw CorruptFile(where + "anchor, positive and negative must not be empty");
+    }
+    triples.push_back(Triple{f[0], f[1], {f[2]}, f.size() == 4 ? f[3] : std::string()});
+  });
+  return triples;
+}
+
+std::size_t remove_triples_mentioning(std::vector<Triple>& triples,
+                                      const std::unordered_set<std::string>& texts) {
+  const std::size_t before = triples.size();
+  triples.erase(std::remove_if(triples.begin(), triples.end(),
+                               [&](const Triple& t) { return texts.count(t.anchor) || texts.count(t.positive); }),
+                triples.end());
+  return before - triples.size();
+}
+
+}  // namespace counterpoint::training

@@ -1,0 +1,168 @@
+// The BERT model directory produced by models/bert/convert_hf.py, loaded by the C++ encoder.
+// tests/fixtures/bert_tiny holds a converted random 2-layer BERT (hidden 32, 101-piece vocabulary)
+// and expected.json: hand-derived token ids and the cls-pooled, L2-normalised embeddings that an
+// independent numpy implementation computes for four sentences.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/manifest.h"
+#include "counterpoint/encoder/torch_model.h"
+
+namespace counterpoint {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixture = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/bert_tiny";
+
+struct ExpectedSentence {
+  std::string text;
+  std::vector<int64_t> ids;
+  std::vector<float> embedding;
+};
+
+std::vector<ExpectedSentence> expected_sentences() {
+  const auto j = nlohmann::json::parse(read_file(join_path(kFixture, "expected.json")));
+  std::vector<ExpectedSentence> out;
+  for (const auto& s : j.at("sentences")) {
+    out.push_back({s.at("text").get<std::string>(), s.at("ids").get<std::vector<int64_t>>(),
+                   s.at("embedding").get<std::vector<float>>()});
+  }
+  return out;
+}
+
+std::vector<std::string> texts_of(const std::vector<ExpectedSentence>& sentences) {
+  std::vector<std::string> texts;
+  for (const auto& s : sentences) texts.push_back(s.text);
+  return texts;
+}
+
+// A writable copy of the fixture, unique to the running test.
+std::string fixture_copy() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       (std::string("cp_bert_") + info->test_suite_name() + "_" + info->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* name : {"manifest.json", "model.pt", "vocab.txt"}) {
+    fs::copy_file(fs::path(kFixture) / name, dir / name);
+  }
+  return dir.string();
+}
+
+TEST(BertEncoder, FixtureManifestDescribesACls32WideWordPieceModel) {
+  const ModelManifest m = ModelManifest::load(kFixture);
+  EXPECT_EQ(m.architecture, "bert");
+  EXPECT_EQ(m.embedding_dim, 32u);
+  EXPECT_EQ(m.token_dim, 32u);
+  EXPECT_EQ(m.pooling, Pooling::kCls);
+  EXPECT_EQ(m.max_length, 64u);
+  EXPECT_EQ(m.tokenizer_kind, "wordpiece");
+  EXPECT_TRUE(m.lowercase);
+}
+
+TEST(BertEncoder, TokenizerProducesTheHandDerivedIds) {
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  for (const auto& s : expected_sentences()) {
+    EXPECT_EQ(encoder->model().tokenizer().encode(s.text, 64).ids, s.ids) << s.text;
+  }
+}
+
+TEST(BertEncoder, EmbeddingsMatchTheNumpyReference) {
+  const auto sentences = expected_sentences();
+  ASSERT_EQ(sentences.size(), 4u);
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  EncodeReport report;
+  const Matrix embeddings = encoder->encode(texts_of(sentences), {}, &report);
+  ASSERT_EQ(embeddings.rows(), 4u);
+  ASSERT_EQ(embeddings.cols(), 32u);
+  std::size_t tokens = 0;
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    tokens += sentences[i].ids.size();
+    for (std::size_t c = 0; c < 32; ++c) {
+      EXPECT_NEAR(embeddings.row(i)[c], sentences[i].embedding[c], 1e-4) << sentences[i].text << " dim " << c;
+    }
+  }
+  EXPECT_EQ(report.texts, 4u);
+  EXPECT_EQ(report.tokens, tokens);
+  EXPECT_EQ(report.truncated, 0u);
+}
+
+TEST(BertEncoder, PaddingInALargerBatchLeavesEmbeddingsUnchanged) {
+  const auto texts = texts_of(expected_sentences());
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  EncodeOptions one_by_one;
+  one_by_one.batch_size = 1;
+  const Matrix alone = encoder->encode(texts, one_by_one);
+  const Matrix together = encoder->encode(texts);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    for (std::size_t c = 0; c < 32; ++c) EXPECT_NEAR(alone.row(i)[c], together.row(i)[c], 1e-5);
+  }
+}
+
+TEST(BertEncoder, FirstTokenStateIsTheClsEmbedding) {
+  const auto sentences = expected_sentences();
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  const auto tokens = encoder->encode_tokens(texts_of(sentences));
+  ASSERT_EQ(tokens.size(), 4u);
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    ASSERT_EQ(tokens[i].rows(), sentences[i].ids.size());
+    for (std::size_t c = 0; c < 32; ++c) EXPECT_NEAR(tokens[i].row(0)[c], sentences[i].embedding[c], 1e-4);
+  }
+}
+
+// Rewrites manifest.json of `dir` with `edit` applied and checksums recomputed, so that only
+// the edited property is wrong.
+template <typename Edit>
+void rewrite_manifest(const std::string& dir, Edit edit) {
+  ModelManifest manifest = ModelManifest::parse(read_file(join_path(dir, "manifest.json")), dir);
+  edit(manifest);
+  manifest.save(dir);
+}
+
+template <typename Exception>
+void expect_load_error(const std::string& dir, const std::string& fragment) {
+  try {
+    Encoder::load(dir, EncoderConfig{1});
+    ADD_FAILURE() << "loading " << dir << " did not throw";
+  } catch (const Exception& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(BertEncoder, WrongChecksumInManifestIsCorruptFile) {
+  const std::string dir = fixture_copy();
+  auto manifest = nlohmann::json::parse(read_file(join_path(dir, "manifest.json")));
+  manifest["files"]["model.pt"] = std::string(64, '0');
+  write_file_atomic(join_path(dir, "manifest.json"), manifest.dump(2));
+  expect_load_error<CorruptFile>(dir, "checksum mismatch for " + join_path(dir, "model.pt"));
+}
+
+TEST(BertEncoder, ModelFileThatIsNotTorchScriptIsCorruptFile) {
+  const std::string dir = fixture_copy();
+  write_file_atomic(join_path(dir, "model.pt"), "this is not a TorchScript archive\n");
+  rewrite_manifest(dir, [](ModelManifest&) {});
+  expect_load_error<CorruptFile>(dir, "cannot load TorchScript model " + join_path(dir, "model.pt"));
+}
+
+TEST(BertEncoder, EmbeddingDimDisagreeingWithTheModelIsCorruptFile) {
+  const std::string dir = fixture_copy();
+  rewrite_manifest(dir, [](ModelManifest& m) { m.embedding_dim = 16; });
+  expect_load_error<CorruptFile>(dir, "returns pooled width 32 but its manifest says embedding_dim 16");
+}
+
+TEST(BertEncoder, MissingDirectoryIsFileNotFound) {
+  const std::string dir = kFixture + "_does_not_exist";
+  expect_load_error<FileNotFound>(dir, "model directory not found: " + dir);
+}
+
+}  // namespace
+}  // namespace counterpoint

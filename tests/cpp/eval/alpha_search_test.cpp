@@ -1,0 +1,66 @@
+#include "counterpoint/eval/alpha_search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "counterpoint/core/errors.h"
+
+using namespace counterpoint;
+using namespace counterpoint::eval;
+
+// Rounds over [0, 10] for a peak at 3.14159: midpoint 3.5 keeps [3, 4]; 3.15 keeps [3.1, 3.2];
+// 3.145 keeps [3.14, 3.15]; 3.1415 keeps [3.141, 3.142], narrower than 0.01 -> left edge 3.141.
+TEST(AlphaInterval, UnimodalObjectiveConvergesToTheLeftEdgeOfTheBestBin) {
+  AlphaResult result = tune_alpha([](double a) { return -(a - 3.14159) * (a - 3.14159); });
+  EXPECT_NEAR(result.best_alpha, 3.141, 1e-9);
+  ASSERT_EQ(result.curve.size(), 41u);  // 4 rounds of 10 midpoints + the returned left edge
+  EXPECT_EQ(result.curve[0].alpha, 0.5);
+  EXPECT_NEAR(result.curve[10].alpha, 3.05, 1e-12);
+  EXPECT_EQ(result.curve.back().alpha, result.best_alpha);
+  EXPECT_EQ(result.best_score, result.curve.back().score);
+}
+
+// f = 1 for alpha > 7.3, else 0. Midpoint 7.5 keeps [7, 8]; 7.35 keeps [7.3, 7.4]; then the first
+// bin always wins. The left edge 7.3 itself scores 0: the search reports the edge, not the
+// midpoint, exactly as the reference code does.
+TEST(AlphaInterval, StepObjectiveReturnsTheStepPosition) {
+  AlphaResult result = tune_alpha([](double a) { return a > 7.3 ? 1.0 : 0.0; });
+  EXPECT_DOUBLE_EQ(result.best_alpha, 7.3);
+  EXPECT_EQ(result.best_score, 0.0);
+}
+
+TEST(AlphaInterval, FirstStrictMaximumWinsTies) {
+  AlphaResult result = tune_alpha([](double) { return 0.5; });
+  EXPECT_EQ(result.best_alpha, 0.0);
+  EXPECT_EQ(result.best_score, 0.5);
+}
+
+TEST(AlphaGrid, ScoresEveryStepIncludingBothEnds) {
+  AlphaSearch grid;
+  grid.kind = AlphaSearch::Kind::Grid;
+  grid.grid_step = 0.1;
+  AlphaResult result = tune_alpha([](double a) { return -(a - 3.14) * (a - 3.14); }, grid);
+  ASSERT_EQ(result.curve.size(), 101u);
+  EXPECT_DOUBLE_EQ(result.curve.back().alpha, 10.0);
+  EXPECT_DOUBLE_EQ(result.best_alpha, 3.1);
+  EXPECT_NEAR(result.best_score, -0.0016, 1e-12);
+}
+
+TEST(AlphaSearchSettings, InvalidSettingsAndScoresAreRejected) {
+  auto flat = [](double) { return 0.0; };
+  AlphaSearch reversed;
+  reversed.lo = 5;
+  reversed.hi = 1;
+  EXPECT_THROW(tune_alpha(flat, reversed), InvalidArgument);
+  AlphaSearch one_bin;
+  one_bin.bins = 1;
+  EXPECT_THROW(tune_alpha(flat, one_bin), InvalidArgument);
+  AlphaSearch no_step;
+  no_step.kind = AlphaSearch::Kind::Grid;
+  no_step.grid_step = 0;
+  EXPECT_THROW(tune_alpha(flat, no_step), InvalidArgument);
+  EXPECT_THROW(tune_alpha([](double) { return std::numeric_limits<double>::quiet_NaN(); }),
+               InvalidArgument);
+}

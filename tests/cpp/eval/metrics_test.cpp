@@ -1,0 +1,126 @@
+#include "counterpoint/eval/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "counterpoint/core/errors.h"
+
+using namespace counterpoint;
+using namespace counterpoint::eval;
+
+namespace {
+
+double metric_of(const RankedRun& run, const Qrels& qrels, const std::string& query,
+                 const std::string& metric, EvalOptions options = {}) {
+  return evaluate(run, qrels, {metric}, options).per_query.at(query).at(parse_metric(metric).name);
+}
+
+}  // namespace
+
+TEST(ParseMetric, AcceptsTheDocumentedSpellingsCaseInsensitively) {
+  EXPECT_EQ(parse_metric("nDCG@10").name, "ndcg@10");
+  EXPECT_EQ(parse_metric("precision@5").name, "p@5");
+  EXPECT_EQ(parse_metric("Recall@100").k, 100u);
+  EXPECT_EQ(parse_metric("R-Precision").name, "p@r");
+  EXPECT_EQ(parse_metric("accuracy@1").kind, MetricKind::Accuracy);
+  EXPECT_THROW(parse_metric("map@10"), InvalidArgument);
+  EXPECT_THROW(parse_metric("ndcg@0"), InvalidArgument);
+  EXPECT_THROW(parse_metric("ndcg@ten"), InvalidArgument);
+  EXPECT_THROW(parse_metric("ndcg"), InvalidArgument);
+}
+
+// Graded nDCG worked by hand. Judgements: a=3, b=2, c=1, d=0 (c is never retrieved, x is
+// unjudged). Ranking: x, b, d, a.
+//   DCG@3  = 0/log2(2) + 2/log2(3) + 0/log2(4)               = 1.2618595
+//   IDCG@3 = 3/log2(2) + 2/log2(3) + 1/log2(4) = 3 + 1.2618595 + 0.5 = 4.7618595
+//   nDCG@3 = 1.2618595 / 4.7618595                            = 0.2649930
+//   DCG@10 = 1.2618595 + 3/log2(5) = 1.2618595 + 1.2920297  = 2.5538892
+//   nDCG@10 = 2.5538892 / 4.7618595 (IDCG counts all three positives) = 0.5363218
+TEST(Ndcg, GradedGainsWithTheIdealOverAllJudgedPositives) {
+  Qrels qrels{{"q", {{"a", 3}, {"b", 2}, {"c", 1}, {"d", 0}}}};
+  RankedRun run{{"q", {{"x", 0.9f}, {"b", 0.8f}, {"d", 0.7f}, {"a", 0.6f}}}};
+  EXPECT_NEAR(metric_of(run, qrels, "q", "ndcg@3"), 0.26499301486112564, 1e-12);
+  EXPECT_NEAR(metric_of(run, qrels, "q", "ndcg@10"), 0.5363218250207072, 1e-12);
+}
+
+TEST(Ndcg, RankingIsSortedByScoreWhateverOrderItArrivesIn) {
+  Qrels qrels{{"q", {{"a", 3}, {"b", 2}, {"c", 1}, {"d", 0}}}};
+  RankedRun shuffled{{"q", {{"a", 0.6f}, {"d", 0.7f}, {"x", 0.9f}, {"b", 0.8f}}}};
+  EXPECT_NEAR(metric_of(shuffled, qrels, "q", "ndcg@10"), 0.5363218250207072, 1e-12);
+}
+
+// trec_eval breaks score ties by document id descending, so "b" is ranked above "a".
+TEST(Ties, EqualScoresAreOrderedByDocumentIdDescending) {
+  Qrels qrels{{"q", {{"a", 1}}}};
+  RankedRun run{{"q", {{"a", 1.0f}, {"b", 1.0f}}}};
+  EXPECT_EQ(metric_of(run, qrels, "q", "acc@1"), 0.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "mrr@10"), 0.5);
+  EXPECT_NEAR(metric_of(run, qrels, "q", "ndcg@10"), 1.0 / std::log2(3.0), 1e-12);
+  std::vector<ScoredDoc> ordered = trec_order({{"a", 1.0f}, {"c", 2.0f}, {"b", 1.0f}});
+  EXPECT_EQ(ordered, (std::vector<ScoredDoc>{{"c", 2.0f}, {"b", 1.0f}, {"a", 1.0f}}));
+}
+
+// Judgements a=1, b=1, c=2, z=0: R = 3. Ranking a, x, c, z, b.
+TEST(SetMetrics, PrecisionRecallRPrecisionAndReciprocalRank) {
+  Qrels qrels{{"q", {{"a", 1}, {"b", 1}, {"c", 2}, {"z", 0}}}};
+  RankedRun run{{"q", {{"a", 0.9f}, {"x", 0.8f}, {"c", 0.7f}, {"z", 0.6f}, {"b", 0.5f}}}};
+  EXPECT_EQ(metric_of(run, qrels, "q", "p@2"), 0.5);
+  EXPECT_EQ(metric_of(run, qrels, "q", "recall@2"), 1.0 / 3.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "p@5"), 0.6);
+  EXPECT_EQ(metric_of(run, qrels, "q", "recall@5"), 1.0);
+  // P@10 divides by 10 although only five documents were retrieved, as trec_eval's P_10 does.
+  EXPECT_EQ(metric_of(run, qrels, "q", "p@10"), 0.3);
+  // Top R = 3: a, x, c -> two relevant.
+  EXPECT_EQ(metric_of(run, qrels, "q", "p@r"), 2.0 / 3.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "mrr@1"), 1.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "acc@1"), 1.0);
+}
+
+TEST(SetMetrics, ReciprocalRankStopsAtTheCutoff) {
+  Qrels qrels{{"q", {{"c", 1}}}};
+  RankedRun run{{"q", {{"a", 0.9f}, {"b", 0.8f}, {"c", 0.7f}}}};
+  EXPECT_EQ(metric_of(run, qrels, "q", "mrr@2"), 0.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "mrr@3"), 1.0 / 3.0);
+  EXPECT_EQ(metric_of(run, qrels, "q", "acc@3"), 1.0);
+}
+
+TEST(Averaging, QueriesWithQrelsButNoRankingCountAsZeroAndUnjudgedQueriesAreIgnored) {
+  Qrels qrels{{"q1", {{"a", 1}}}, {"q2", {{"b", 1}}}};
+  RankedRun run{{"q1", {{"a", 1.0f}}}, {"q9", {{"b", 1.0f}}}};
+  EvalResult result = evaluate(run, qrels, {"ndcg@10", "acc@1"});
+  EXPECT_EQ(result.per_query.size(), 2u);
+  EXPECT_EQ(result.per_query.at("q2").at("ndcg@10"), 0.0);
+  EXPECT_EQ(result.per_query.count("q9"), 0u);
+  EXPECT_EQ(result.mean.at("ndcg@10"), 0.5);
+  EXPECT_EQ(result.mean.at("acc@1"), 0.5);
+}
+
+TEST(Averaging, QueryWhoseQrelsHoldNoPositiveScoresZero) {
+  Qrels qrels{{"q", {{"a", 0}}}};
+  RankedRun run{{"q", {{"a", 1.0f}}}};
+  EvalResult result = evaluate(run, qrels, {"ndcg@10", "recall@10", "p@r"});
+  EXPECT_EQ(result.mean, (std::map<std::string, double>{{"ndcg@10", 0.0}, {"p@r", 0.0}, {"recall@10", 0.0}}));
+}
+
+TEST(SelfExclusion, QueryIdIsRemovedFromItsOwnRankingByDefault) {
+  Qrels qrels{{"q1", {{"d1", 1}}}};
+  RankedRun run{{"q1", {{"q1", 1.0f}, {"d1", 0.5f}}}};
+  EXPECT_EQ(metric_of(run, qrels, "q1", "acc@1"), 1.0);
+  EXPECT_EQ(metric_of(run, qrels, "q1", "mrr@10"), 1.0);
+  EvalOptions keep_self;
+  keep_self.exclude_self = false;
+  EXPECT_EQ(metric_of(run, qrels, "q1", "acc@1", keep_self), 0.0);
+  EXPECT_EQ(metric_of(run, qrels, "q1", "mrr@10", keep_self), 0.5);
+}
+
+TEST(Evaluate, RejectsDuplicateDocumentsAndNonFiniteScores) {
+  Qrels qrels{{"q", {{"a", 1}}}};
+  EXPECT_THROW(evaluate(RankedRun{{"q", {{"a", 1.0f}, {"a", 0.5f}}}}, qrels, {"ndcg@10"}),
+               InvalidArgument);
+  EXPECT_THROW(evaluate(RankedRun{{"q", {{"a", std::numeric_limits<float>::quiet_NaN()}}}}, qrels,
+                        {"ndcg@10"}),
+               InvalidArgument);
+  EXPECT_THROW(evaluate(RankedRun{}, qrels, {"bleu@4"}), InvalidArgument);
+}

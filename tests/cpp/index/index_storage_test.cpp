@@ -1,0 +1,253 @@
+// DocumentIndex::save/load: round trips for every kind, atomic replacement, and a clear
+// CorruptFile/FileNotFound for every kind of damage.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/index/dense_index.h"
+
+namespace counterpoint::index {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+Matrix random_rows(std::size_t rows, std::size_t cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal;
+  Matrix m(rows, cols);
+  for (float& v : m.values()) v = normal(gen);
+  normalize_rows(m);
+  return m;
+}
+
+class IndexStorage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("cp_index_storage_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A flat index with every optional section: Es in float16, token embeddings, BM25 with
+  // stemming, one removed document.
+  DocumentIndex full_index(const std::string& kind = "flat", std::size_t n = 40) {
+    IndexOptions o;
+    o.dim = 8;
+    o.kind = kind;
+    o.ivf_nlist = 4;
+    o.pq_m = 4;
+    o.pq_bits = 4;
+    o.sparse_dim = 6;
+    o.sparse_storage = IndexOptions::SparseStorage::kFloat16;
+    o.store_token_embeddings = true;
+    o.token_dim = 3;
+    o.bm25 = {1.5f, 0.75f, true};
+    DocumentIndex index(o);
+    std::vector<std::string> ids, texts;
+    std::vector<Matrix> tokens;
+    for (std::size_t i = 0; i < n; ++i) {
+      ids.push_back("doc-" + std::to_string(i));
+      texts.push_back("Cats number " + std::to_string(i) + (i % 3 ? " attack" : " support"));
+      tokens.push_back(random_rows(1 + i % 4, 3, 100 + unsigned(i)));
+    }
+    if (kind == "ivf" || kind == "ivfpq") index.train(random_rows(200, 8, 7));
+    index.add(ids, texts, random_rows(n, 8, 1), random_rows(n, 6, 2), tokens);
+    index.remove({"doc-3"});
+    return index;
+  }
+
+  std::string dir(const std::string& name = "idx") const { return (root_ / name).string(); }
+
+  static void expect_same(const DocumentIndex& a, const DocumentIndex& b) {
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_EQ(a.slot_capacity(), b.slot_capacity());
+    EXPECT_EQ(a.live_slots(), b.live_slots());
+    const Matrix queries = random_rows(5, a.options().dim, 9);
+    const SearchResult ra = a.search(queries, 7, {64, 4});
+    const SearchResult rb = b.search(queries, 7, {64, 4});
+    EXPECT_EQ(ra.slots, rb.slots);
+    EXPECT_EQ(ra.scores, rb.scores);
+    for (Slot s : a.live_slots()) {
+      EXPECT_EQ(a.id(s), b.id(s));
+      EXPECT_EQ(a.text(s), b.text(s));
+      EXPECT_EQ(b.slot_of(a.id(s)), s);
+      for (std::size_t c = 0; c < a.options().dim; ++c) EXPECT_EQ(a.dense_row(s)[c], b.dense_row(s)[c]);
+      std::vector<float> sa(a.options().sparse_dim), sb(a.options().sparse_dim);
+      a.gather_sparse(&s, 1, sa.data());
+      b.gather_sparse(&s, 1, sb.data());
+      EXPECT_EQ(sa, sb);
+      const MatrixView ta = a.token_embeddings(s), tb = b.token_embeddings(s);
+      ASSERT_EQ(ta.rows, tb.rows);
+      EXPECT_TRUE(std::equal(ta.data, ta.data + ta.rows * ta.cols, tb.data));
+    }
+    EXPECT_EQ(a.options().bm25.k1, b.options().bm25.k1);
+    EXPECT_EQ(a.options().bm25.stem, b.options().bm25.stem);
+    const auto ha = a.search_bm25("cat attacks", 10), hb = b.search_bm25("cat attacks", 10);
+    ASSERT_EQ(ha.size(), hb.size());
+    for (std::size_t i = 0; i < ha.size(); ++i) {
+      EXPECT_EQ(ha[i].slot, hb[i].slot);
+      EXPECT_FLOAT_EQ(ha[i].score, hb[i].score);
+    }
+  }
+
+  static void rewrite_header(const std::string& d, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json header = nlohmann::json::parse(read_file(join_path(d, "header.json")));
+    edit(header);
+    header.erase("checksum");
+    header["checksum"] = sha256_hex(header.dump());
+    write_file_atomic(join_path(d, "header.json"), header.dump(2));
+  }
+
+  template <typename Exception>
+  static std::string load_error(const std::string& d) {
+    try {
+      DocumentIndex::load(d);
+    } catch (const Exception& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      return std::string("wrong exception type: ") + e.what();
+    }
+    return "no exception";
+  }
+
+  fs::path root_;
+};
+
+TEST_F(IndexStorage, RoundTripsEveryKind) {
+  for (const std::string kind : {"flat", "hnsw", "ivf", "ivfpq"}) {
+    SCOPED_TRACE(kind);
+    const DocumentIndex index = full_index(kind);
+    index.save(dir(kind));
+    const DocumentIndex loaded = DocumentIndex::load(dir(kind));
+    EXPECT_EQ(loaded.options().kind, kind);
+    EXPECT_TRUE(loaded.is_trained());
+    expect_same(index, loaded);
+  }
+}
+
+TEST_F(IndexStorage, RoundTripsAnUntrainedIvfIndex) {
+  IndexOptions o;
+  o.dim = 4;
+  o.kind = "ivf";
+  DocumentIndex index(o);
+  index.add({"a", "b"}, {"x", "y"}, random_rows(2, 4, 3));
+  index.save(dir());
+  const DocumentIndex loaded = DocumentIndex::load(dir());
+  EXPECT_FALSE(loaded.is_trained());
+  EXPECT_EQ(loaded.search(random_rows(1, 4, 4), 2).slots, index.search(random_rows(1, 4, 4), 2).slots);
+}
+
+TEST_F(IndexStorage, SaveReplacesThePreviousIndexAndLeavesNoTemporaries) {
+  full_index().save(dir());
+  IndexOptions small_options;
+  small_options.dim = 8;
+  DocumentIndex small(small_options);
+  small.add({"only"}, {"one"}, random_rows(1, 8, 5));
+  small.save(dir());
+  EXPECT_EQ(DocumentIndex::load(dir()).size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(root_)) names.push_back(entry.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"idx"});
+}
+
+TEST_F(IndexStorage, MissingDirectoryIsFileNotFound) {
+  EXPECT_THAT(load_error<FileNotFound>(dir("absent")), HasSubstr("index directory not found"));
+}
+
+TEST_F(IndexStorage, DirectoryLeftByACrashedSaveDoesNotLoad) {
+  full_index().save(dir("good"));
+  // A save that died before writing its header: the sections exist, header.json does not.
+  fs::create_directories(dir("crashed"));
+  for (const auto& entry : fs::directory_iterator(dir("good"))) {
+    if (entry.path().filename() != "header.json") fs::copy_file(entry.path(), fs::path(dir("crashed")) / entry.path().filename());
+  }
+  EXPECT_THAT(load_error<CorruptFile>(dir("crashed")), HasSubstr("no header.json"));
+  // A header cut short mid-write.
+  const std::string header = read_file(join_path(dir("good"), "header.json"));
+  std::ofstream(join_path(dir("crashed"), "header.json")) << header.substr(0, header.size() / 2);
+  EXPECT_THAT(load_error<CorruptFile>(dir("crashed")), HasSubstr("not valid JSON"));
+}
+
+TEST_F(IndexStorage, TruncatedSectionsAreCorrupt) {
+  full_index("ivf").save(dir("good"));
+  for (const auto& entry : fs::directory_iterator(dir("good"))) {
+    const std::string name = entry.path().filename().string();
+    const std::string bytes = read_file(entry.path().string());
+    for (const std::size_t keep : {std::size_t(0), std::size_t(1), bytes.size() / 2, bytes.size() - 1}) {
+      SCOPED_TRACE(name + " cut to " + std::to_string(keep));
+      fs::remove_all(dir("bad"));
+      fs::copy(dir("good"), dir("bad"));
+      std::ofstream(join_path(dir("bad"), name), std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
+      const std::string error = load_error<CorruptFile>(dir("bad"));
+      EXPECT_THAT(error, HasSubstr("index " + dir("bad") + ": "));
+      if (name != "header.json") {
+        EXPECT_THAT(error, HasSubstr(name + " has " + std::to_string(keep) + " bytes"));
+      }
+    }
+  }
+}
+
+TEST_F(IndexStorage, AFlippedByteInAnySectionIsCorrupt) {
+  full_index("hnsw").save(dir("good"));
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir("good"))) {
+    ++files;
+    const std::string name = entry.path().filename().string();
+    const std::string bytes = read_file(entry.path().string());
+    for (const std::size_t at : {std::size_t(0), bytes.size() / 3, bytes.size() - 2}) {
+      SCOPED_TRACE(name + " byte " + std::to_string(at));
+      fs::remove_all(dir("bad"));
+      fs::copy(dir("good"), dir("bad"));
+      std::string damaged = bytes;
+      damaged[at] = char(damaged[at] ^ 0x01);
+      std::ofstream(join_path(dir("bad"), name), std::ios::binary | std::ios::trunc) << damaged;
+      const std::string error = load_error<CorruptFile>(dir("bad"));
+      if (name == "header.json") {
+        EXPECT_THAT(error, HasSubstr("header.json"));
+      } else {
+        EXPECT_THAT(error, HasSubstr(name + " fails its SHA-256 checksum"));
+      }
+    }
+  }
+  EXPECT_EQ(files, 5u);  // header, documents, sparse, tokens, faiss
+}
+
+TEST_F(IndexStorage, WrongFormatOrVersionIsCorrupt) {
+  full_index().save(dir());
+  rewrite_header(dir(), [](nlohmann::json& h) { h["version"] = 2; });
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("format version 2 is not supported"));
+  rewrite_header(dir(), [](nlohmann::json& h) { h["version"] = 1; h["format"] = "something-else"; });
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("format 'something-else'"));
+}
+
+TEST_F(IndexStorage, DimensionMismatchIsCorrupt) {
+  full_index("ivf").save(dir());
+  rewrite_header(dir(), [](nlohmann::json& h) { h["options"]["dim"] = 16; });
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("section 'dense' records 1280 bytes but the header's counts imply 2560"));
+  full_index("flat").save(dir());
+  rewrite_header(dir(), [](nlohmann::json& h) { h["options"]["dim"] = 16; });
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("faiss.bin has dimension 8, header records 16"));
+  full_index("flat").save(dir());
+  rewrite_header(dir(), [](nlohmann::json& h) { h["slots"] = 1000000000000; });
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("is too short for 1000000000000 slots"));
+}
+
+TEST_F(IndexStorage, MissingSectionFileIsCorrupt) {
+  full_index().save(dir());
+  fs::remove(join_path(dir(), "tokens.bin"));
+  EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("section file tokens.bin is missing"));
+}
+
+}  // namespace
+}  // namespace counterpoint::index

@@ -1,0 +1,201 @@
+#include "counterpoint/training/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/torch_model.h"
+
+namespace counterpoint::training {
+namespace {
+
+const std::string kTinyModel = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/tiny-model";
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = std::string(COUNTERPOINT_BINARY_DIR) + "/training_test_out/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// Sixteen synthetic contradiction triples over the tiny model's vocabulary, one group each.
+std::vector<Triple> synthetic_triples() {
+  const std::vector<std::string> subjects = {"the man", "a woman", "the boy", "a girl", "the dog", "a cat",
+                                             "the kids", "a horse"};
+  const std::vector<std::string> actions = {"is playing guitar", "is eating food"};
+  std::vector<Triple> triples;
+  for (const auto& s : subjects) {
+    for (const auto& a : actions) {
+      triples.push_back({s + " " + a, s + " is not " + a.substr(3), {"some " + s.substr(s.find(' ') + 1) + " " + a},
+                         s + "|" + a});
+    }
+  }
+  return triples;
+}
+
+TrainConfig tiny_config(const std::string& output_dir) {
+  TrainConfig c;
+  c.output_dir = output_dir;
+  c.batch_size = 8;
+  c.epochs = 10;  // 2 batches per epoch -> 20 steps
+  c.learning_rate = 0.05;
+  c.temperature = 0.1;
+  c.warmup_ratio = 0.1;
+  c.threads = 1;
+  return c;
+}
+
+double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  double s = 0;
+  for (std::size_t i = from; i < to; ++i) s += v[i];
+  return s / double(to - from);
+}
+
+TEST(MakeBatches, NoGroupOrTextTwiceInABatchAndIncompleteBatchesDropped) {
+  std::vector<Triple> triples;
+  for (int i = 0; i < 10; ++i) triples.push_back({"a" + std::to_string(i), "p" + std::to_string(i), {}, "g" + std::to_string(i % 5)});
+  const auto batches = make_batches(triples, 4, 42, 0);
+  ASSERT_EQ(batches.size(), 2u);  // 10 triples of 5 groups: two full batches of 4, two left over
+  std::set<std::size_t> used;
+  for (const auto& batch : batches) {
+    ASSERT_EQ(batch.size(), 4u);
+    std::set<std::string> groups;
+    for (auto i : batch) {
+      EXPECT_TRUE(groups.insert(triples[i].group).second) << "group twice in a batch";
+      EXPECT_TRUE(used.insert(i).second) << "triple used twice in an epoch";
+    }
+  }
+  EXPECT_EQ(make_batches(triples, 4, 42, 0), batches);
+  EXPECT_NE(make_batches(triples, 4, 42, 1), batches);
+  EXPECT_THROW(make_batches(triples, 6, 42, 0), InvalidArgument);  // only 5 groups
+  EXPECT_THROW(make_batches(triples, 0, 42, 0), InvalidArgument);
+}
+
+TEST(MakeBatches, KeepsTheSameTextOutOfOneBatchEvenWithoutGroups) {
+  std::vector<Triple> triples = {{"x", "y", {}, ""}, {"x", "z", {}, ""}, {"u", "v", {}, ""}, {"w", "y", {}, ""}};
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    for (const auto& batch : make_batches(triples, 2, seed, 0)) {
+      const auto& a = triples[batch[0]];
+      const auto& b = triples[batch[1]];
+      EXPECT_NE(a.anchor, b.anchor);
+      EXPECT_NE(a.positive, b.positive);
+    }
+  }
+}
+
+TEST(FormatProgress, ShowsStepLossThroughputAndEta) {
+  TrainProgress p;
+  p.step = 12;
+  p.total_steps = 300;
+  p.epoch = 0;
+  p.loss = 0.43214;
+  p.learning_rate = 1.2e-5;
+  p.examples_per_second = 85.33;
+  p.eta_seconds = 202;
+  EXPECT_EQ(format_progress(p), "step 12/300 epoch 1 loss 0.4321 lr 1.2e-05 85.3 ex/s ETA 0:03:22");
+}
+
+TEST(Train, SparseCLLossDecreasesAndTheOutputIsALoadableModelDirectory) {
+  const std::string out = fresh_dir("sparsecl");
+  auto config = tiny_config(out);
+  config.query_prefix = "Not true: ";
+  config.data_description = "synthetic test triples";
+  std::vector<std::string> lines;
+  const auto report = train(kTinyModel, synthetic_triples(), config, [&](const TrainProgress& p) {
+    lines.push_back(format_progress(p));
+    return true;
+  });
+  ASSERT_EQ(report.steps, 20u);
+  ASSERT_EQ(report.loss_curve.size(), 20u);
+  EXPECT_EQ(lines.size(), 20u);
+  EXPECT_LT(mean(report.loss_curve, 15, 20), mean(report.loss_curve, 0, 5) - 0.05);
+  EXPECT_GT(report.examples_per_second, 0.0);
+
+  auto trained = Encoder::load(out);
+  const auto& m = trained->manifest();
+  EXPECT_EQ(m.name, "tiny-random-test-model-sparsecl");
+  EXPECT_EQ(m.query_prefix, "Not true: ");
+  EXPECT_EQ(m.training["loss"]["kind"], "sparsecl");
+  EXPECT_EQ(m.training["loss"]["sparsity"], "hoyer");
+  EXPECT_EQ(m.training["hyperparameters"]["batch_size"], 8);
+  EXPECT_EQ(m.training["hyperparameters"]["steps"], 20);
+  EXPECT_EQ(m.training["data"], "synthetic test triples");
+  EXPECT_EQ(m.training["base"]["name"], "tiny-random-test-model");
+  EXPECT_EQ(m.training["base"]["model_sha256"], sha256_file(kTinyModel + "/model.pt"));
+  EXPECT_NE(sha256_file(out + "/model.pt"), sha256_file(kTinyModel + "/model.pt"));
+  EXPECT_EQ(sha256_file(out + "/vocab.json"), sha256_file(kTinyModel + "/vocab.json"));
+  const auto embeddings = trained->encode({"the man is playing guitar"});
+  EXPECT_EQ(embeddings.cols(), 16u);
+}
+
+TEST(Train, ContrastiveLossDecreases) {
+  auto config = tiny_config(fresh_dir("contrastive"));
+  config.loss = LossKind::kContrastive;
+  const auto report = train(kTinyModel, synthetic_triples(), config);
+  EXPECT_LT(mean(report.loss_curve, 15, 20), mean(report.loss_curve, 0, 5) - 0.05);
+}
+
+TEST(Train, AnInterruptedRunResumedFromItsCheckpointEqualsAnUninterruptedOne) {
+  const auto triples = synthetic_triples();
+  auto whole_config = tiny_config(fresh_dir("uninterrupted"));
+  const auto whole = train(kTinyModel, triples, whole_config);
+
+  auto config = tiny_config(fresh_dir("interrupted"));
+  config.checkpoint_every = 5;
+  EXPECT_THROW(train(kTinyModel, triples, config, [](const TrainProgress& p) { return p.step < 7; }), Cancelled);
+  ASSERT_TRUE(path_exists(config.output_dir + "/checkpoint/state.json"));
+  const auto resumed = train(kTinyModel, triples, config);
+  EXPECT_EQ(resumed.resumed_from, 7u);
+  EXPECT_EQ(resumed.steps, 20u);
+  EXPECT_EQ(resumed.loss_curve, whole.loss_curve);
+
+  auto a = Encoder::load(whole_config.output_dir);
+  auto b = Encoder::load(config.output_dir);
+  const auto ea = a->encode({"a girl is eating food", "the dog is not playing guitar"});
+  const auto eb = b->encode({"a girl is eating food", "the dog is not playing guitar"});
+  EXPECT_EQ(ea.values(), eb.values());
+}
+
+TEST(Train, EarlyStoppingKeepsTheBestDevScore) {
+  auto config = tiny_config(fresh_dir("early"));
+  config.eval_every = 2;
+  config.patience = 2;
+  std::vector<double> scores = {0.3, 0.5, 0.4, 0.45, 0.9};
+  std::size_t calls = 0;
+  config.dev_evaluation = [&](Encoder& encoder) {
+    EXPECT_EQ(encoder.dim(), 16u);
+    return scores.at(calls++);
+  };
+  const auto report = train(kTinyModel, synthetic_triples(), config);
+  EXPECT_TRUE(report.stopped_early);
+  EXPECT_EQ(report.steps, 8u);
+  EXPECT_EQ(report.dev_scores, (std::vector<double>{0.3, 0.5, 0.4, 0.45}));
+  ASSERT_TRUE(report.best_dev_score.has_value());
+  EXPECT_DOUBLE_EQ(*report.best_dev_score, 0.5);
+  EXPECT_EQ(Encoder::load(config.output_dir)->manifest().training["best_dev_score"], 0.5);
+}
+
+TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
+  auto triples = synthetic_triples();
+  auto config = tiny_config(fresh_dir("rejected"));
+  auto uneven = triples;
+  uneven[3].negatives.push_back("an extra negative");
+  EXPECT_THROW(train(kTinyModel, uneven, config), InvalidArgument);
+  EXPECT_THROW(train(kTinyModel, {}, config), InvalidArgument);
+  auto no_output = config;
+  no_output.output_dir.clear();
+  EXPECT_THROW(train(kTinyModel, triples, no_output), InvalidArgument);
+  auto too_big = config;
+  too_big.batch_size = 17;
+  EXPECT_THROW(train(kTinyModel, triples, too_big), InvalidArgument);
+  auto cold = config;
+  cold.temperature = 0;
+  EXPECT_THROW(train(kTinyModel, triples, cold), InvalidArgument);
+  EXPECT_THROW(parse_loss_kind("triplet"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace counterpoint::training

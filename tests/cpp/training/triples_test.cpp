@@ -1,0 +1,199 @@
+#include "counterpoint/training/triples.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/data/beir.h"
+
+namespace counterpoint::training {
+namespace {
+
+const std::string kFixtures = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training";
+// The real data sets; tests that need them are skipped on machines without them.
+const std::string kData = std::string(COUNTERPOINT_SOURCE_DIR) + "/../shared/data";
+
+#define REQUIRE_DATA(set)                                                         \
+  if (!path_exists(kData + "/" set + "/corpus.jsonl")) {                          \
+    GTEST_SKIP() << "data set " << kData << "/" set << " is not on this machine"; \
+  }
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  const std::string path = std::string(COUNTERPOINT_BINARY_DIR) + "/" + name;
+  write_file_atomic(path, content);
+  return path;
+}
+
+std::unordered_set<std::string> query_texts(const std::string& dir, const std::string& split) {
+  const auto qrels = data::load_qrels(data::qrels_path(dir, split));
+  std::unordered_set<std::string> texts;
+  for (const auto& q : data::load_queries(dir + "/queries.jsonl"))
+    if (qrels.count(q.id)) texts.insert(q.text);
+  return texts;
+}
+
+bool same(const std::vector<Triple>& a, const std::vector<Triple>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].anchor != b[i].anchor || a[i].positive != b[i].positive || a[i].negatives != b[i].negatives ||
+        a[i].group != b[i].group)
+      return false;
+  }
+  return true;
+}
+
+TEST(TsvTriples, ReadsThreeOrFourColumnsAndToleratesCrlf) {
+  const auto triples = load_tsv_triples(kFixtures + "/triples.tsv");
+  ASSERT_EQ(triples.size(), 2u);
+  EXPECT_EQ(triples[0].anchor, "a dog is running");
+  EXPECT_EQ(triples[0].positive, "a dog is not running");
+  EXPECT_EQ(triples[0].negatives, std::vector<std::string>{"a dog runs"});
+  EXPECT_EQ(triples[0].group, "dog");
+  EXPECT_EQ(triples[1].group, "");
+}
+
+TEST(TsvTriples, MalformedLinesNameFileAndLine) {
+  const auto path = write_temp("training_bad_triples.tsv", "a\tb\tc\nonly\ttwo\n");
+  try {
+    load_tsv_triples(path);
+    FAIL() << "expected CorruptFile";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_tsv_triples(write_temp("training_empty_field.tsv", "a\t\tc\n")), CorruptFile);
+  EXPECT_THROW(load_tsv_triples(kFixtures + "/no_such_file.tsv"), FileNotFound);
+}
+
+TEST(SickTriples, PrefersAnEntailedSentenceThenTheMostRelatedNeutralOneAsHardNegative) {
+  const auto triples = sick_triples(kFixtures + "/sick_pairs.tsv", kFixtures + "/sick_corpus.jsonl");
+  ASSERT_EQ(triples.size(), 2u);  // the one contradiction, in both directions
+  std::map<std::string, Triple> by_anchor;
+  for (const auto& t : triples) by_anchor[t.anchor] = t;
+  const Triple& sleeping = by_anchor.at("A cat is sleeping");
+  EXPECT_EQ(sleeping.positive, "A cat is not sleeping");
+  EXPECT_EQ(sleeping.negatives, std::vector<std::string>{"An animal is sleeping"});
+  EXPECT_EQ(sleeping.group, "s1");
+  const Triple& awake = by_anchor.at("A cat is not sleeping");
+  EXPECT_EQ(awake.positive, "A cat is sleeping");
+  EXPECT_EQ(awake.negatives, std::vector<std::string>{"A cat is on a sofa"});
+  EXPECT_EQ(awake.group, "s2");
+}
+
+TEST(StanceTemplates, HeldOutInstructionsAreNeverUsedInTraining) {
+  std::set<std::string> training;
+  for (const auto& t : training_stance_templates()) training.insert({t.support, t.attack});
+  EXPECT_GE(training_stance_templates().size(), 3u);
+  for (const auto& t : held_out_stance_templates()) {
+    EXPECT_FALSE(training.count(t.support)) << t.support;
+    EXPECT_FALSE(training.count(t.attack)) << t.attack;
+  }
+  const StanceTemplate instruction{"Find an argument supporting the claim: ", "Find an argument attacking the claim: "};
+  EXPECT_EQ(stance_query(instruction, "attack", "School uniforms"),
+            "Find an argument attacking the claim: School uniforms");
+  EXPECT_THROW(stance_query(instruction, "neutral", "x"), InvalidArgument);
+  EXPECT_THROW(parse_stance_curriculum("random"), InvalidArgument);
+}
+
+TEST(RemoveTriplesMentioning, DropsTriplesWhoseAnchorOrPositiveIsListed) {
+  std::vector<Triple> triples = {{"a", "b", {"c"}, ""}, {"d", "a", {"e"}, ""}, {"f", "g", {"a"}, ""}};
+  EXPECT_EQ(remove_triples_mentioning(triples, {"a"}), 2u);
+  ASSERT_EQ(triples.size(), 1u);
+  EXPECT_EQ(triples[0].anchor, "f");
+}
+
+TEST(ArguAnaTriples, OneTriplePerTrainPairWithNegativesFromTheSameDebateAndSide) {
+  REQUIRE_DATA("arguana");
+  const std::string dir = kData + "/arguana";
+  ArguAnaTripleOptions options;
+  options.negatives_per_anchor = 2;
+  const auto triples = arguana_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options);
+  EXPECT_EQ(triples.size(), 2015u);
+  std::set<std::string> debates;
+  for (const auto& t : triples) {
+    ASSERT_EQ(t.negatives.size(), 2u);
+    EXPECT_NE(t.negatives[0], t.negatives[1]);
+    EXPECT_NE(t.negatives[0], t.positive);
+    EXPECT_NE(t.negatives[0], t.anchor);
+    debates.insert(t.group);
+  }
+  EXPECT_GT(debates.size(), 100u);
+  // No dev query is a training anchor or positive.
+  const auto dev = query_texts(dir, "dev");
+  auto copy = triples;
+  EXPECT_EQ(remove_triples_mentioning(copy, dev), 0u);
+  EXPECT_TRUE(same(triples, arguana_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options)));
+  options.seed = 7;
+  EXPECT_FALSE(same(triples, arguana_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options)));
+}
+
+TEST(SickTriples, OneTriplePerDirectedContradictionAndDevQueriesCanBeExcluded) {
+  REQUIRE_DATA("sick");
+  const std::string dir = kData + "/sick";
+  auto triples = sick_triples(dir + "/pairs_train.tsv", dir + "/corpus.jsonl");
+  EXPECT_EQ(triples.size(), 1521u);
+  for (const auto& t : triples) {
+    ASSERT_EQ(t.negatives.size(), 1u);
+    EXPECT_NE(t.negatives[0], t.positive);
+    EXPECT_EQ(t.group.rfind("s", 0), 0u) << "group should be a corpus id: " << t.group;
+  }
+  EXPECT_TRUE(same(triples, sick_triples(dir + "/pairs_train.tsv", dir + "/corpus.jsonl")));
+  // SICK's official train split shares sentences with its dev queries; they must be removed.
+  const auto dev = query_texts(dir, "dev");
+  EXPECT_GT(remove_triples_mentioning(triples, dev), 0u);
+  for (const auto& t : triples) EXPECT_FALSE(dev.count(t.anchor)) << t.anchor;
+}
+
+TEST(ClaimStanceTriples, CurriculaDrawTheRequestedNegativeKinds) {
+  REQUIRE_DATA("ibm-claim-stance");
+  const std::string dir = kData + "/ibm-claim-stance";
+  // claim text -> (topic, stance in query terms)
+  std::map<std::string, std::pair<std::string, std::string>> claim;
+  const auto corpus = data::load_corpus(dir + "/corpus.jsonl");
+  std::map<std::string, std::string> text_of;
+  for (const auto& d : corpus) text_of[d.id] = d.text;
+  std::ifstream meta(dir + "/metadata.jsonl");
+  for (std::string line; std::getline(meta, line);) {
+    auto j = nlohmann::json::parse(line);
+    claim[text_of[j["_id"]]] = {j["topic_id"], j["stance"] == "pro" ? "support" : "attack"};
+  }
+  std::map<std::string, std::string> topic_of_query_text;  // topic text -> topic id
+  for (const auto& q : data::load_queries(dir + "/queries.jsonl"))
+    topic_of_query_text[q.text] = q.extra["topic_id"].get<std::string>();
+
+  StanceTripleOptions options;
+  options.count = 300;
+  options.curriculum = StanceCurriculum::kMixed;
+  const auto mixed = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options);
+  ASSERT_EQ(mixed.size(), 300u);
+  int hard = 0, semi = 0, easy = 0;
+  std::set<std::string> test_topics;
+  for (const auto& q : data::load_queries(dir + "/queries.jsonl"))
+    if (q.extra["split"] == "test") test_topics.insert(q.extra["topic_id"].get<std::string>());
+  for (const auto& t : mixed) {
+    const auto& [pos_topic, pos_stance] = claim.at(t.positive);
+    const auto& [neg_topic, neg_stance] = claim.at(t.negatives.at(0));
+    EXPECT_EQ(pos_topic, t.group);
+    EXPECT_FALSE(test_topics.count(pos_topic) || test_topics.count(neg_topic)) << "test topic leaked";
+    if (neg_topic == pos_topic && neg_stance != pos_stance) ++hard;
+    else if (neg_topic != pos_topic && neg_stance == pos_stance) ++semi;
+    else if (neg_topic != pos_topic && neg_stance != pos_stance) ++easy;
+  }
+  EXPECT_EQ(hard, 100);
+  EXPECT_EQ(semi, 100);
+  EXPECT_EQ(easy, 100);
+
+  options.curriculum = StanceCurriculum::kHomogeneous;
+  for (const auto& t : claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options)) {
+    EXPECT_EQ(claim.at(t.negatives.at(0)).first, claim.at(t.positive).first);
+    EXPECT_NE(claim.at(t.negatives.at(0)).second, claim.at(t.positive).second);
+  }
+  EXPECT_TRUE(same(mixed, claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
+                                               StanceTripleOptions{StanceCurriculum::kMixed, 300})));
+}
+
+}  // namespace
+}  // namespace counterpoint::training
