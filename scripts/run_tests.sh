@@ -8,6 +8,8 @@ PYTHON="${2:?usage: run_tests.sh BUILD_DIR PYTHON}"
 JOBS="${COUNTERPOINT_JOBS:-$(nproc)}"
 say() { printf '\033[1m[counterpoint]\033[0m %s\n' "$*"; }
 
+export COUNTERPOINT_REQUIRE_MODELS=1 COUNTERPOINT_USE_LITE_DIR="$COUNTERPOINT_MODELS/use-lite-en"
+export COUNTERPOINT_BERT_VOCAB="$COUNTERPOINT_MODELS/bert-base-uncased/vocab.txt"
 say "C++ unit tests (ctest)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900)
 

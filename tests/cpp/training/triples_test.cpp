@@ -150,46 +150,56 @@ TEST(SickTriples, OneTriplePerDirectedContradictionAndDevQueriesCanBeExcluded) {
 TEST(ClaimStanceTriples, CurriculaDrawTheRequestedNegativeKinds) {
   REQUIRE_DATA("ibm-claim-stance");
   const std::string dir = kData + "/ibm-claim-stance";
-  // claim text -> (topic, stance in query terms)
+  // claim text -> (topic, stance in query terms); a few texts are listed under several topics
+  // and are left out of the checks below as ambiguous.
   std::map<std::string, std::pair<std::string, std::string>> claim;
+  std::set<std::string> ambiguous;
   const auto corpus = data::load_corpus(dir + "/corpus.jsonl");
   std::map<std::string, std::string> text_of;
   for (const auto& d : corpus) text_of[d.id] = d.text;
   std::ifstream meta(dir + "/metadata.jsonl");
   for (std::string line; std::getline(meta, line);) {
     auto j = nlohmann::json::parse(line);
-    claim[text_of[j["_id"]]] = {j["topic_id"], j["stance"] == "pro" ? "support" : "attack"};
+    const std::pair<std::string, std::string> label = {j["topic_id"], j["stance"] == "pro" ? "support" : "attack"};
+    const auto& text = text_of[j["_id"]];
+    if (claim.count(text) && claim[text] != label) ambiguous.insert(text);
+    claim[text] = label;
   }
-  std::map<std::string, std::string> topic_of_query_text;  // topic text -> topic id
+  std::set<std::string> test_topics;
   for (const auto& q : data::load_queries(dir + "/queries.jsonl"))
-    topic_of_query_text[q.text] = q.extra["topic_id"].get<std::string>();
+    if (q.extra["split"] == "test") test_topics.insert(q.extra["topic_id"].get<std::string>());
+
+  enum Kind { kHard = 0, kSemiHard = 1, kEasy = 2, kNone = 3 };
+  auto kind_of = [&](const Triple& t) {
+    const auto& [pos_topic, pos_stance] = claim.at(t.positive);
+    const auto& [neg_topic, neg_stance] = claim.at(t.negatives.at(0));
+    if (neg_topic == pos_topic && neg_stance != pos_stance) return kHard;
+    if (neg_topic != pos_topic && neg_stance == pos_stance) return kSemiHard;
+    if (neg_topic != pos_topic && neg_stance != pos_stance) return kEasy;
+    return kNone;
+  };
 
   StanceTripleOptions options;
   options.count = 300;
   options.curriculum = StanceCurriculum::kMixed;
   const auto mixed = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options);
   ASSERT_EQ(mixed.size(), 300u);
-  int hard = 0, semi = 0, easy = 0;
-  std::set<std::string> test_topics;
-  for (const auto& q : data::load_queries(dir + "/queries.jsonl"))
-    if (q.extra["split"] == "test") test_topics.insert(q.extra["topic_id"].get<std::string>());
-  for (const auto& t : mixed) {
-    const auto& [pos_topic, pos_stance] = claim.at(t.positive);
-    const auto& [neg_topic, neg_stance] = claim.at(t.negatives.at(0));
-    EXPECT_EQ(pos_topic, t.group);
-    EXPECT_FALSE(test_topics.count(pos_topic) || test_topics.count(neg_topic)) << "test topic leaked";
-    if (neg_topic == pos_topic && neg_stance != pos_stance) ++hard;
-    else if (neg_topic != pos_topic && neg_stance == pos_stance) ++semi;
-    else if (neg_topic != pos_topic && neg_stance != pos_stance) ++easy;
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    const Triple& t = mixed[i];
+    EXPECT_FALSE(test_topics.count(claim.at(t.positive).first) || test_topics.count(claim.at(t.negatives[0]).first))
+        << "test topic leaked";
+    if (ambiguous.count(t.positive) || ambiguous.count(t.negatives[0])) continue;
+    ++checked;
+    EXPECT_EQ(claim.at(t.positive).first, t.group);
+    EXPECT_EQ(kind_of(t), Kind(i % 3)) << "triple " << i << " should be hard, semi-hard, easy in turn";
   }
-  EXPECT_EQ(hard, 100);
-  EXPECT_EQ(semi, 100);
-  EXPECT_EQ(easy, 100);
+  EXPECT_GT(checked, 250u);
 
   options.curriculum = StanceCurriculum::kHomogeneous;
   for (const auto& t : claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl", options)) {
-    EXPECT_EQ(claim.at(t.negatives.at(0)).first, claim.at(t.positive).first);
-    EXPECT_NE(claim.at(t.negatives.at(0)).second, claim.at(t.positive).second);
+    if (ambiguous.count(t.positive) || ambiguous.count(t.negatives[0])) continue;
+    EXPECT_EQ(kind_of(t), kHard);
   }
   EXPECT_TRUE(same(mixed, claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
                                                StanceTripleOptions{StanceCurriculum::kMixed, 300})));

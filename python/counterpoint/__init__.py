@@ -1,0 +1,89 @@
+"""counterpoint: retrieval of passages that contradict, attack or support a query.
+
+Stage 1 fetches candidates by cosine of dense embeddings, BM25 or both; stage 2 rescores them
+with cosine, cosine + alpha * sparsity of the embedding difference (SparseCL: Hoyer, l2/l1,
+kappa4) or token-map scores. Every hit carries each score component.
+
+    import counterpoint as cp
+    enc = cp.Encoder.load("models/installed/use-lite-en")
+    index = cp.Index.build(texts, ids, encoder=enc, sparse_encoder=enc)
+    hits = index.search(["the query"], k=10, scorer="hoyer", alpha=1.0)
+"""
+
+import glob as _glob
+import importlib.util as _importlib_util
+import os as _os
+import sys as _sys
+
+
+def _load_core():
+    """Imports counterpoint._core from this package, or from $COUNTERPOINT_BUILD_DIR."""
+    try:
+        from . import _core
+        return _core
+    except ImportError as error:
+        build_dir = _os.environ.get("COUNTERPOINT_BUILD_DIR")
+        candidates = []
+        if build_dir:
+            for folder in (build_dir, _os.path.join(build_dir, "python"),
+                           _os.path.join(build_dir, "python", "counterpoint")):
+                candidates += _glob.glob(_os.path.join(folder, "_core*.so"))
+        if not candidates:
+            raise ImportError(
+                "counterpoint's compiled module _core could not be imported (" + str(error) + "). "
+                "Build it with: cmake -S <repo> -B <repo>/build-py -DPython3_EXECUTABLE=" + _sys.executable +
+                " && cmake --build <repo>/build-py --target _core; then put <repo>/python on PYTHONPATH, "
+                "or set COUNTERPOINT_BUILD_DIR to the folder holding _core*.so.") from error
+        spec = _importlib_util.spec_from_file_location(__name__ + "._core", candidates[0])
+        module = _importlib_util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _sys.modules[__name__ + "._core"] = module
+        return module
+
+
+_core = _load_core()
+
+__version__ = _core.__version__
+
+CorruptFileError = _core.CorruptFileError
+Encoder = _core.Encoder
+Index = _core.Index
+Hit = _core.Hit
+Dataset = _core.Dataset
+Document = _core.Document
+Query = _core.Query
+
+cosine = _core.cosine
+hoyer = _core.hoyer
+l2_l1 = _core.l2_l1
+kappa4 = _core.kappa4
+token_map = _core.token_map
+maxsim = _core.maxsim
+map_mean = _core.map_mean
+map_maxsim = _core.map_maxsim
+map_alignment = _core.map_alignment
+
+load_beir = _core.load_beir
+load_qrels = _core.load_qrels
+evaluate = _core.evaluate
+tune_alpha = _core.tune_alpha
+
+
+def hits_to_run(query_ids, hits):
+    """Turns Index.search results into a run for evaluate(): {query_id: [(doc_id, score), ...]}.
+
+    Arguments:
+        query_ids: one id per query, in the order the queries were searched.
+        hits: the list returned by Index.search.
+    """
+    query_ids = list(query_ids)
+    if len(query_ids) != len(hits):
+        raise ValueError(f"hits_to_run: {len(query_ids)} query ids for {len(hits)} hit lists")
+    return {qid: [(hit.id, hit.score) for hit in per_query] for qid, per_query in zip(query_ids, hits)}
+
+
+__all__ = [
+    "__version__", "CorruptFileError", "Encoder", "Index", "Hit", "Dataset", "Document", "Query",
+    "cosine", "hoyer", "l2_l1", "kappa4", "token_map", "maxsim", "map_mean", "map_maxsim",
+    "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
+]

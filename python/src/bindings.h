@@ -1,0 +1,85 @@
+// The conversions every part of counterpoint._core shares: numpy arrays in (zero-copy for
+// C-contiguous float32) and out (owning their buffers), text lists, and the bridge that turns
+// the library's progress callback into a tqdm bar, a user callback and Ctrl-C.
+#pragma once
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/core/progress.h"
+
+namespace counterpoint::python {
+
+namespace py = pybind11;
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+// A float32 C-contiguous view of `object`: no copy when it already is one, one conversion
+// otherwise. Non-numeric dtypes raise TypeError; `ndim` other than the accepted ones raises
+// ValueError naming `name` and `expected_shape`.
+FloatArray float_array(py::handle object, const char* name, const char* expected_shape,
+                       int min_ndim, int max_ndim);
+
+// A view of a 2-D float array (1-D arrays become one row).
+MatrixView as_view(const FloatArray& array);
+
+// Arrays that own the moved-in storage through a capsule (no copy).
+py::array_t<float> to_numpy(Matrix&& matrix);
+py::array_t<float> to_numpy(std::vector<float>&& values);
+
+// A list of str; a single str (a common slip) or other element types raise TypeError.
+std::vector<std::string> text_list(py::handle object, const char* name);
+
+// Drives a long C++ call's progress: a tqdm bar when `progress` is True, a callable
+// progress(done, total) -> bool|None (False cancels), and Ctrl-C in every case. The callback
+// re-acquires the GIL, so the C++ call itself runs with the GIL released. An exception raised
+// by the callable or by a signal handler is kept and re-raised by rethrow_if_failed().
+class ProgressBridge {
+ public:
+  ProgressBridge(py::object progress, const char* description);
+  ~ProgressBridge();
+  ProgressBridge(const ProgressBridge&) = delete;
+  ProgressBridge& operator=(const ProgressBridge&) = delete;
+
+  const ProgressCallback& callback() const { return callback_; }
+  // Raises the kept Python exception, if any (call with the GIL held).
+  void rethrow_if_failed();
+
+ private:
+  bool report(std::size_t done, std::size_t total);
+
+  py::object bar_;
+  py::object user_;
+  std::size_t shown_ = 0;
+  std::unique_ptr<py::error_already_set> error_;
+  ProgressCallback callback_;
+};
+
+// Runs `work` with the GIL released; a Cancelled raised because the bridge's callback failed
+// becomes the Python exception that caused it (KeyboardInterrupt for Ctrl-C).
+template <typename Work>
+auto run_released(ProgressBridge& bridge, Work&& work) -> decltype(work()) {
+  try {
+    py::gil_scoped_release release;
+    return work();
+  } catch (const std::exception&) {
+    bridge.rethrow_if_failed();
+    throw;
+  }
+}
+
+void register_errors(py::module_& m);
+void register_kernels(py::module_& m);
+void register_encoder(py::module_& m);
+void register_index(py::module_& m);
+void register_data(py::module_& m);
+
+}  // namespace counterpoint::python

@@ -1,0 +1,145 @@
+// Array, text-list and progress conversions shared by the bindings (see bindings.h).
+#include <string>
+#include <utility>
+
+#include "bindings.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+std::string shape_string(const py::array& array) {
+  std::string text = "(";
+  for (py::ssize_t i = 0; i < array.ndim(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(array.shape(i));
+  }
+  if (array.ndim() == 1) text += ",";
+  return text + ")";
+}
+
+}  // namespace
+
+FloatArray float_array(py::handle object, const char* name, const char* expected_shape,
+                       int min_ndim, int max_ndim) {
+  py::array array;
+  if (py::isinstance<py::array>(object)) {
+    array = py::reinterpret_borrow<py::array>(object);
+  } else {
+    try {
+      array = py::module_::import("numpy").attr("asarray")(object);
+    } catch (py::error_already_set&) {
+      throw py::type_error(std::string(name) + " must be a float32 array of shape " +
+                           expected_shape + ", got " +
+                           std::string(py::str(py::type::of(object).attr("__name__"))));
+    }
+  }
+  const char kind = array.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b') {
+    throw py::type_error(std::string(name) + " must be a numeric (float32) array of shape " +
+                         expected_shape + ", got dtype " + std::string(py::str(array.dtype())));
+  }
+  if (array.ndim() < min_ndim || array.ndim() > max_ndim) {
+    throw py::value_error(std::string(name) + " must have shape " + expected_shape +
+                          " (float32), got shape " + shape_string(array));
+  }
+  return FloatArray::ensure(array);
+}
+
+MatrixView as_view(const FloatArray& array) {
+  if (array.ndim() == 1) return MatrixView(array.data(), 1, std::size_t(array.shape(0)));
+  return MatrixView(array.data(), std::size_t(array.shape(0)), std::size_t(array.shape(1)));
+}
+
+py::array_t<float> to_numpy(Matrix&& matrix) {
+  const auto rows = py::ssize_t(matrix.rows());
+  const auto cols = py::ssize_t(matrix.cols());
+  if (rows == 0 || cols == 0) return py::array_t<float>({rows, cols});
+  auto* owned = new Matrix(std::move(matrix));
+  py::capsule owner(owned, [](void* p) { delete static_cast<Matrix*>(p); });
+  return py::array_t<float>({rows, cols}, {cols * py::ssize_t(sizeof(float)), py::ssize_t(sizeof(float))},
+                            owned->data(), owner);
+}
+
+py::array_t<float> to_numpy(std::vector<float>&& values) {
+  const auto n = py::ssize_t(values.size());
+  if (n == 0) return py::array_t<float>(0);
+  auto* owned = new std::vector<float>(std::move(values));
+  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>({n}, {py::ssize_t(sizeof(float))}, owned->data(), owner);
+}
+
+std::vector<std::string> text_list(py::handle object, const char* name) {
+  if (py::isinstance<py::str>(object)) {
+    throw py::type_error(std::string(name) + " must be a list of str, not a single str (wrap it: [text])");
+  }
+  if (!py::isinstance<py::iterable>(object)) {
+    throw py::type_error(std::string(name) + " must be a list of str, got " +
+                         std::string(py::str(py::type::of(object).attr("__name__"))));
+  }
+  std::vector<std::string> texts;
+  if (py::hasattr(object, "__len__")) texts.reserve(py::len(object));
+  for (py::handle item : py::reinterpret_borrow<py::iterable>(object)) {
+    if (!py::isinstance<py::str>(item)) {
+      throw py::type_error(std::string(name) + "[" + std::to_string(texts.size()) +
+                           "] must be str, got " +
+                           std::string(py::str(py::type::of(item).attr("__name__"))));
+    }
+    texts.push_back(item.cast<std::string>());
+  }
+  return texts;
+}
+
+ProgressBridge::ProgressBridge(py::object progress, const char* description) {
+  if (PyCallable_Check(progress.ptr())) {
+    user_ = std::move(progress);
+  } else if (!progress.is_none() && progress.cast<bool>()) {
+    py::dict kwargs;
+    kwargs["desc"] = description;
+    kwargs["unit"] = "text";
+    bar_ = py::module_::import("tqdm").attr("tqdm")(**kwargs);
+  }
+  callback_ = [this](std::size_t done, std::size_t total) { return report(done, total); };
+}
+
+ProgressBridge::~ProgressBridge() {
+  if (bar_) {
+    try {
+      bar_.attr("close")();
+    } catch (py::error_already_set&) {
+    }
+  }
+}
+
+bool ProgressBridge::report(std::size_t done, std::size_t total) {
+  py::gil_scoped_acquire gil;
+  try {
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (bar_) {
+      bar_.attr("total") = total;
+      if (done > shown_) bar_.attr("update")(done - shown_);
+      shown_ = done;
+    }
+    if (user_) {
+      py::object answer = user_(done, total);
+      if (!answer.is_none() && !answer.cast<bool>()) return false;
+    }
+    return true;
+  } catch (py::error_already_set& e) {
+    error_ = std::make_unique<py::error_already_set>(std::move(e));
+    return false;
+  } catch (const std::exception& e) {
+    // e.g. a cast failure of the callable's answer: report it, and cancel.
+    PyErr_SetString(PyExc_TypeError, e.what());
+    error_ = std::make_unique<py::error_already_set>();
+    return false;
+  }
+}
+
+void ProgressBridge::rethrow_if_failed() {
+  if (!error_) return;
+  std::unique_ptr<py::error_already_set> error = std::move(error_);
+  throw std::move(*error);
+}
+
+}  // namespace counterpoint::python

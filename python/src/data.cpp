@@ -1,0 +1,241 @@
+// counterpoint.load_beir / load_qrels / evaluate / tune_alpha: data sets in, metrics out.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.h"
+#include "counterpoint/data/beir.h"
+#include "counterpoint/data/run.h"
+#include "counterpoint/eval/alpha_search.h"
+#include "counterpoint/eval/metrics.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+// Corpus and queries become Python lists once, so reading ds.corpus[i] copies nothing.
+struct Dataset {
+  std::string directory;
+  py::list corpus;
+  py::list queries;
+  std::vector<std::string> splits;
+};
+
+py::object to_python_json(const nlohmann::json& value) {
+  return py::module_::import("json").attr("loads")(value.dump());
+}
+
+std::string as_id(py::handle value, const char* what) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::int_>(value)) return std::string(py::str(value));
+  throw py::type_error(std::string(what) + " must be str (or int), got " +
+                       std::string(py::str(py::type::of(value).attr("__name__"))));
+}
+
+double as_score(py::handle value, const std::string& where) {
+  try {
+    return value.cast<double>();
+  } catch (const py::cast_error&) {
+    throw py::type_error("score of " + where + " must be a number, got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+}
+
+// {qid: {docid: score}} or {qid: [(docid, score), ...]} -> RankedRun (rank order = score order).
+data::RankedRun to_run(py::handle run) {
+  if (!py::isinstance<py::dict>(run)) {
+    throw py::type_error("run must be a dict {query_id: {doc_id: score}} or {query_id: [(doc_id, score)]}");
+  }
+  data::RankedRun result;
+  for (auto [key, ranking] : py::reinterpret_borrow<py::dict>(run)) {
+    const std::string qid = as_id(key, "run query id");
+    std::vector<data::ScoredDoc>& docs = result[qid];
+    if (py::isinstance<py::dict>(ranking)) {
+      for (auto [doc, score] : py::reinterpret_borrow<py::dict>(ranking)) {
+        const std::string did = as_id(doc, "run document id");
+        docs.push_back({did, float(as_score(score, "run[" + qid + "][" + did + "]"))});
+      }
+    } else if (py::isinstance<py::sequence>(ranking) && !py::isinstance<py::str>(ranking)) {
+      for (py::handle pair : py::reinterpret_borrow<py::sequence>(ranking)) {
+        if (!py::isinstance<py::sequence>(pair) || py::isinstance<py::str>(pair) || py::len(pair) != 2) {
+          throw py::type_error("run[" + qid + "] must hold (doc_id, score) pairs");
+        }
+        const std::string did = as_id(pair[py::int_(0)], "run document id");
+        docs.push_back({did, float(as_score(pair[py::int_(1)], "run[" + qid + "][" + did + "]"))});
+      }
+    } else {
+      throw py::type_error("run[" + qid + "] must be a dict {doc_id: score} or a list of (doc_id, score)");
+    }
+    std::stable_sort(docs.begin(), docs.end(),
+                     [](const data::ScoredDoc& a, const data::ScoredDoc& b) { return a.score > b.score; });
+  }
+  return result;
+}
+
+data::Qrels to_qrels(py::handle qrels) {
+  if (!py::isinstance<py::dict>(qrels)) throw py::type_error("qrels must be a dict {query_id: {doc_id: grade}}");
+  data::Qrels result;
+  for (auto [key, judgements] : py::reinterpret_borrow<py::dict>(qrels)) {
+    const std::string qid = as_id(key, "qrels query id");
+    if (!py::isinstance<py::dict>(judgements)) throw py::type_error("qrels[" + qid + "] must be a dict {doc_id: grade}");
+    for (auto [doc, grade] : py::reinterpret_borrow<py::dict>(judgements)) {
+      const std::string did = as_id(doc, "qrels document id");
+      if (!py::isinstance<py::int_>(grade)) {
+        throw py::type_error("qrels[" + qid + "][" + did + "] must be an int grade");
+      }
+      result[qid][did] = grade.cast<int>();
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void register_data(py::module_& m) {
+  py::class_<data::Document>(m, "Document", "A corpus document: id, title ('' when absent) and text.")
+      .def_readonly("id", &data::Document::id)
+      .def_readonly("title", &data::Document::title)
+      .def_readonly("text", &data::Document::text)
+      .def_property_readonly("encoding_text", &data::encoding_text,
+                             "The text encoded for it, as BEIR does: title + ' ' + text, or the text alone.")
+      .def("__repr__", [](const data::Document& d) {
+        return "Document(id=" + std::string(py::repr(py::str(d.id))) + ", title=" +
+               std::string(py::repr(py::str(d.title))) + ")";
+      });
+  py::class_<data::Query>(m, "Query", "A query: id, text and every other field of its JSON line (extra).")
+      .def_readonly("id", &data::Query::id)
+      .def_readonly("text", &data::Query::text)
+      .def_property_readonly("extra", [](const data::Query& q) { return to_python_json(q.extra); })
+      .def("__repr__", [](const data::Query& q) {
+        return "Query(id=" + std::string(py::repr(py::str(q.id))) + ", text=" +
+               std::string(py::repr(py::str(q.text))) + ")";
+      });
+  py::class_<Dataset>(m, "Dataset", "A data set in BEIR layout, as read by load_beir().")
+      .def_readonly("corpus", &Dataset::corpus, "List of Document, in file order.")
+      .def_readonly("queries", &Dataset::queries, "List of Query, in file order.")
+      .def_readonly("splits", &Dataset::splits, "Names of the qrels/*.tsv files present, sorted.")
+      .def_readonly("directory", &Dataset::directory, "The data set directory.")
+      .def(
+          "qrels",
+          [](const Dataset& d, const std::string& split) {
+            return data::load_qrels(data::qrels_path(d.directory, split));
+          },
+          py::arg("split"), "The judgements of one split: {query_id: {doc_id: grade}}.")
+      .def("__repr__", [](const Dataset& d) {
+        return "Dataset(directory='" + d.directory + "', corpus=" + std::to_string(py::len(d.corpus)) +
+               ", queries=" + std::to_string(py::len(d.queries)) + ")";
+      });
+
+  m.def(
+      "load_beir",
+      [](py::object path) {
+        Dataset dataset;
+        dataset.directory = py::str(py::module_::import("os").attr("fspath")(path));
+        data::BeirDataset content;
+        {
+          py::gil_scoped_release release;
+          content = data::load_beir(dataset.directory);
+        }
+        for (data::Document& document : content.corpus) dataset.corpus.append(py::cast(std::move(document)));
+        for (data::Query& query : content.queries) dataset.queries.append(py::cast(std::move(query)));
+        dataset.splits = std::move(content.splits);
+        return dataset;
+      },
+      py::arg("dataset_dir"),
+      R"(Loads a data set in BEIR layout: corpus.jsonl, queries.jsonl and the names of qrels/*.tsv.
+
+Returns a Dataset with corpus (list of Document), queries (list of Query), splits (list of str)
+and qrels(split). Raises FileNotFoundError for a missing file, CorruptFileError for bad lines.)");
+  m.def(
+      "load_qrels",
+      [](py::object path) {
+        std::string file = py::str(py::module_::import("os").attr("fspath")(path));
+        py::gil_scoped_release release;
+        return data::load_qrels(file);
+      },
+      py::arg("path"),
+      R"(Reads relevance judgements (BEIR TSV with header, 3-column or TREC 4-column) into
+{query_id: {doc_id: grade}}. Raises FileNotFoundError / CorruptFileError.)");
+  m.def(
+      "evaluate",
+      [](py::handle run, py::handle qrels, const std::vector<std::string>& metrics, bool exclude_self,
+         bool per_query) -> py::object {
+        data::RankedRun ranked = to_run(run);
+        data::Qrels judgements = to_qrels(qrels);
+        eval::EvalOptions options;
+        options.exclude_self = exclude_self;
+        eval::EvalResult result;
+        {
+          py::gil_scoped_release release;
+          result = eval::evaluate(ranked, judgements, metrics, options);
+        }
+        if (per_query) return py::cast(result.per_query);
+        return py::cast(result.mean);
+      },
+      py::arg("run"), py::arg("qrels"), py::arg("metrics") = std::vector<std::string>{"ndcg@10"},
+      py::kw_only(), py::arg("exclude_self") = true, py::arg("per_query") = false,
+      R"(Scores a run against qrels exactly as trec_eval / pytrec_eval do.
+
+Arguments:
+    run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]}.
+    qrels: {query_id: {doc_id: grade}} (e.g. from load_qrels).
+    metrics: names such as "ndcg@10", "recall@100", "p@10", "mrr@10", "acc@1", "p@r".
+    exclude_self: drop a document whose id equals the query id (BEIR convention, ArguAna).
+    per_query: return {query_id: {metric: value}} instead of the means.
+
+Returns:
+    {metric: mean over the queries that have qrels}; a query without a ranking scores 0.
+
+Raises:
+    ValueError for an unknown metric, a document listed twice or a non-finite score;
+    TypeError for a run or qrels of the wrong shape.)");
+  m.def(
+      "tune_alpha",
+      [](py::function objective, const std::string& method, double lo, double hi, int bins, double min_width,
+         double grid_step) {
+        eval::AlphaSearch search;
+        if (method == "interval") {
+          search.kind = eval::AlphaSearch::Kind::Interval;
+        } else if (method == "grid") {
+          search.kind = eval::AlphaSearch::Kind::Grid;
+        } else {
+          throw py::value_error("method must be 'interval' or 'grid', got '" + method + "'");
+        }
+        search.lo = lo;
+        search.hi = hi;
+        search.bins = bins;
+        search.min_width = min_width;
+        search.grid_step = grid_step;
+        eval::AlphaResult result = eval::tune_alpha(
+            [&objective](double alpha) { return objective(alpha).cast<double>(); }, search);
+        py::list curve;
+        for (const eval::AlphaPoint& point : result.curve) curve.append(py::make_tuple(point.alpha, point.score));
+        py::dict answer;
+        answer["best_alpha"] = result.best_alpha;
+        answer["best_score"] = result.best_score;
+        answer["curve"] = curve;
+        return answer;
+      },
+      py::arg("objective"), py::kw_only(), py::arg("method") = "interval", py::arg("lo") = 0.0,
+      py::arg("hi") = 10.0, py::arg("bins") = 10, py::arg("min_width") = 0.01, py::arg("grid_step") = 0.1,
+      R"(Finds the alpha in [lo, hi] maximising objective(alpha) (e.g. nDCG@10 on a dev split).
+
+Arguments:
+    objective: callable float -> float; it must return a finite number.
+    method: "interval" (SparseCL's search: split into `bins` bins, keep the best midpoint's bin,
+        repeat until narrower than min_width) or "grid" (every lo + i * grid_step up to hi).
+    lo, hi: the search range, lo < hi.
+    bins, min_width: interval search settings (bins >= 2, min_width > 0).
+    grid_step: grid spacing (> 0).
+
+Returns:
+    dict(best_alpha=float, best_score=float, curve=[(alpha, score), ...] in call order).
+
+Raises:
+    ValueError for invalid settings or a non-finite objective value; an exception raised by
+    the objective propagates unchanged.)");
+}
+
+}  // namespace counterpoint::python

@@ -1,0 +1,123 @@
+// counterpoint.Encoder: a model directory turned into embeddings, with the GIL released while
+// the network runs.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+#include "counterpoint/encoder/encoder.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+struct EncodeCall {
+  EncodeOptions options;
+  std::optional<std::string> prefix;
+};
+
+EncodeCall encode_call(py::ssize_t batch_size, bool query, const std::optional<std::string>& prefix) {
+  if (batch_size <= 0) {
+    throw py::value_error("batch_size must be >= 1, got " + std::to_string(batch_size));
+  }
+  EncodeCall call;
+  call.options.batch_size = std::size_t(batch_size);
+  call.options.role = query ? TextRole::kQuery : TextRole::kDocument;
+  call.prefix = prefix;
+  return call;
+}
+
+}  // namespace
+
+void register_encoder(py::module_& m) {
+  py::class_<Encoder, std::shared_ptr<Encoder>>(m, "Encoder", R"(A text encoder loaded from a model directory.
+
+A model directory holds manifest.json (architecture, widths, pooling, prefixes, licence and a
+SHA-256 for every file), the tokenizer file(s) and the TorchScript network. Load one with
+Encoder.load(model_dir).)")
+      .def_static(
+          "load",
+          [](const std::string& model_dir, int threads, bool int8) {
+            if (threads < 0) throw py::value_error("threads must be >= 0, got " + std::to_string(threads));
+            EncoderConfig config;
+            config.threads = threads;
+            config.int8 = int8;
+            py::gil_scoped_release release;
+            return Encoder::load(model_dir, config);
+          },
+          py::arg("model_dir"), py::arg("threads") = 0, py::arg("int8") = false,
+          R"(Loads the model in `model_dir` after verifying every file's checksum.
+
+Arguments:
+    model_dir: the model directory (manifest.json, tokenizer, model.pt).
+    threads: intra-op threads for the network; 0 = all hardware threads.
+    int8: load the dynamically quantised model-int8.pt when the directory provides it.
+
+Raises:
+    FileNotFoundError for a missing directory or file, CorruptFileError for a bad manifest or a
+    checksum mismatch, ValueError for threads < 0.)")
+      .def(
+          "encode",
+          [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
+             bool query, std::optional<std::string> prefix) {
+            std::vector<std::string> inputs = text_list(texts, "texts");
+            EncodeCall call = encode_call(batch_size, query, prefix);
+            if (call.prefix) call.options.prefix_override = &*call.prefix;
+            ProgressBridge bridge(progress, "encode");
+            call.options.progress = bridge.callback();
+            Matrix rows = run_released(bridge, [&] { return encoder.encode(inputs, call.options); });
+            return to_numpy(std::move(rows));
+          },
+          py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("query") = false, py::arg("prefix") = py::none(),
+          R"(Pooled sentence embeddings of `texts`.
+
+Arguments:
+    texts: list of str (a single str raises TypeError: wrap it in a list).
+    batch_size: texts per network call (inputs are bucketed by length), >= 1.
+    progress: True shows a tqdm bar; a callable progress(done, total) is called after each
+        batch and cancels the call (KeyboardInterrupt) by returning False. Ctrl-C always cancels.
+    query: prepend the manifest's query prefix instead of its document prefix.
+    prefix: replaces the manifest's prefix for this call (e.g. a stance instruction).
+
+Returns:
+    float32 array (len(texts), dim) with L2-normalised rows.
+
+The GIL is released while the network runs, so other Python threads keep running.)")
+      .def(
+          "encode_tokens",
+          [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
+             bool query, std::optional<std::string> prefix) {
+            std::vector<std::string> inputs = text_list(texts, "texts");
+            EncodeCall call = encode_call(batch_size, query, prefix);
+            if (call.prefix) call.options.prefix_override = &*call.prefix;
+            ProgressBridge bridge(progress, "encode_tokens");
+            call.options.progress = bridge.callback();
+            std::vector<Matrix> states =
+                run_released(bridge, [&] { return encoder.encode_tokens(inputs, call.options); });
+            py::list result;
+            for (Matrix& matrix : states) result.append(to_numpy(std::move(matrix)));
+            return result;
+          },
+          py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("query") = false, py::arg("prefix") = py::none(),
+          R"(Per-token embeddings of `texts`: a list with one float32 array (tokens_i, token_dim)
+per text, L2-normalised rows, padding removed. Arguments as for encode().)")
+      .def_property_readonly(
+          "manifest",
+          [](const Encoder& encoder) {
+            return py::module_::import("json").attr("loads")(encoder.manifest().to_json().dump());
+          },
+          "The model's manifest.json as a dict (name, architecture, widths, prefixes, licence, files).")
+      .def_property_readonly("dim", &Encoder::dim, "Width of the pooled embedding.")
+      .def_property_readonly("token_dim", &Encoder::token_dim, "Width of the per-token embeddings.")
+      .def_property_readonly("directory", &Encoder::directory, "The model directory it was loaded from.")
+      .def_property_readonly(
+          "name", [](const Encoder& encoder) { return encoder.manifest().name; }, "The model's name.")
+      .def("__repr__", [](const Encoder& encoder) {
+        return "Encoder(name='" + encoder.manifest().name + "', dim=" + std::to_string(encoder.dim()) +
+               ", directory='" + encoder.directory() + "')";
+      });
+}
+
+}  // namespace counterpoint::python

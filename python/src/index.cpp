@@ -1,0 +1,323 @@
+// counterpoint.Index and counterpoint.Hit: a DocumentIndex together with the encoder(s) that
+// fill and query it, searched through the two-stage Retriever with the GIL released.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/retrieval/retriever.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+using index::DocumentIndex;
+using retrieval::Hit;
+
+struct PyIndex {
+  std::shared_ptr<DocumentIndex> documents;
+  std::shared_ptr<const Encoder> encoder;
+  std::shared_ptr<const Encoder> sparse_encoder;
+};
+
+std::size_t positive(py::ssize_t value, const char* name) {
+  if (value <= 0) throw py::value_error(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  return std::size_t(value);
+}
+
+void require_encoder(const std::shared_ptr<Encoder>& encoder) {
+  if (!encoder) throw py::value_error("encoder is required (an Encoder, not None)");
+}
+
+// Checks that the encoders produce the widths the stored rows have.
+void check_encoders(const DocumentIndex& documents, const Encoder& encoder, const Encoder* sparse) {
+  const index::IndexOptions& options = documents.options();
+  if (encoder.dim() != options.dim) {
+    throw py::value_error("encoder '" + encoder.manifest().name + "' produces width " +
+                          std::to_string(encoder.dim()) + " but the index stores width " +
+                          std::to_string(options.dim));
+  }
+  if (options.store_token_embeddings && encoder.token_dim() != options.token_dim) {
+    throw py::value_error("encoder token width " + std::to_string(encoder.token_dim()) +
+                          " differs from the index's token width " + std::to_string(options.token_dim));
+  }
+  if (sparse) {
+    if (options.sparse_dim == 0) {
+      throw py::value_error("sparse_encoder given but the index stores no sparse-aware embeddings (Es)");
+    }
+    if (sparse->dim() != options.sparse_dim) {
+      throw py::value_error("sparse_encoder produces width " + std::to_string(sparse->dim()) +
+                            " but the index stores Es of width " + std::to_string(options.sparse_dim));
+    }
+  }
+}
+
+std::vector<std::vector<std::string>> exclude_lists(py::handle exclude, std::size_t queries) {
+  std::vector<std::vector<std::string>> lists;
+  if (exclude.is_none()) return lists;
+  if (py::isinstance<py::str>(exclude) || !py::isinstance<py::sequence>(exclude)) {
+    throw py::type_error("exclude must be a list with one list of ids per query");
+  }
+  const auto sequence = py::reinterpret_borrow<py::sequence>(exclude);
+  if (std::size_t(py::len(sequence)) != queries) {
+    throw py::value_error("exclude must hold one list of ids per query: got " +
+                          std::to_string(py::len(sequence)) + " for " + std::to_string(queries) + " queries");
+  }
+  for (py::handle entry : sequence) {
+    if (entry.is_none()) {
+      lists.emplace_back();
+    } else if (py::isinstance<py::str>(entry)) {
+      lists.push_back({entry.cast<std::string>()});
+    } else {
+      lists.push_back(text_list(entry, "exclude[i]"));
+    }
+  }
+  return lists;
+}
+
+std::string format_score(float value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.4f", double(value));
+  return buffer;
+}
+
+PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder,
+              std::shared_ptr<Encoder> sparse_encoder, const std::string& kind, bool fp16, bool tokens,
+              bool bm25, py::object progress, py::ssize_t batch_size) {
+  require_encoder(encoder);
+  std::vector<std::string> text_values = text_list(texts, "texts");
+  std::vector<std::string> id_values = text_list(ids, "ids");
+  if (text_values.size() != id_values.size()) {
+    throw py::value_error("texts and ids must have the same length: " + std::to_string(text_values.size()) +
+                          " texts, " + std::to_string(id_values.size()) + " ids");
+  }
+  index::IndexOptions options;
+  options.dim = encoder->dim();
+  options.kind = kind;
+  options.sparse_dim = sparse_encoder ? sparse_encoder->dim() : 0;
+  options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
+                                : index::IndexOptions::SparseStorage::kFloat32;
+  options.store_token_embeddings = tokens;
+  options.token_dim = tokens ? encoder->token_dim() : 0;
+  options.build_bm25 = bm25;
+  const std::size_t batch = positive(batch_size, "batch_size");
+  PyIndex result{std::make_shared<DocumentIndex>(options), encoder, sparse_encoder};
+  ProgressBridge bridge(progress, "index");
+  run_released(bridge, [&] {
+    retrieval::add_documents(*result.documents, id_values, text_values, *encoder, sparse_encoder.get(),
+                             batch, bridge.callback());
+    return 0;
+  });
+  return result;
+}
+
+}  // namespace
+
+void register_index(py::module_& m) {
+  py::class_<Hit>(m, "Hit", R"(One search result with every score component, so a reader sees why it ranked.
+
+Attributes:
+    id: the document id.
+    score: the final score hits are sorted by.
+    cosine: cos(E(q), E(p)).
+    sparsity: sparsity(Es(q) - Es(p)); 0 unless the scorer uses it.
+    bm25: BM25 score; 0 unless BM25 took part in stage 1.
+    stage1: the score stage 1 ranked by (cosine, BM25 or the fused score).
+    token: token-map score; 0 unless a token scorer was used.
+    slot: the document's row in the index.)")
+      .def_readonly("id", &Hit::id)
+      .def_readonly("score", &Hit::score)
+      .def_readonly("cosine", &Hit::cosine)
+      .def_readonly("sparsity", &Hit::sparsity)
+      .def_readonly("bm25", &Hit::bm25)
+      .def_readonly("stage1", &Hit::stage1)
+      .def_readonly("token", &Hit::token)
+      .def_readonly("slot", &Hit::slot)
+      .def("__repr__", [](const Hit& hit) {
+        return "Hit(id=" + std::string(py::repr(py::str(hit.id))) + ", score=" + format_score(hit.score) +
+               ", cosine=" + format_score(hit.cosine) + ", sparsity=" + format_score(hit.sparsity) +
+               ", bm25=" + format_score(hit.bm25) + ", stage1=" + format_score(hit.stage1) +
+               ", token=" + format_score(hit.token) + ")";
+      });
+
+  py::class_<PyIndex>(m, "Index", R"(A searchable document collection: ids, texts, dense embeddings (E), optionally
+sparse-aware embeddings (Es) and token embeddings, a FAISS index over E and BM25 postings.
+
+Create one with Index.build(texts, ids, encoder=...) or Index.load(path, encoder=...).)")
+      .def_static("build", &build, py::arg("texts"), py::arg("ids"), py::kw_only(), py::arg("encoder"),
+                  py::arg("sparse_encoder") = nullptr, py::arg("kind") = "flat", py::arg("fp16") = false,
+                  py::arg("tokens") = false, py::arg("bm25") = true, py::arg("progress") = false,
+                  py::arg("batch_size") = 256,
+                  R"(Encodes `texts` and indexes them under `ids`.
+
+Arguments:
+    texts: list of str, the documents.
+    ids: list of str, one unique non-empty id per text.
+    encoder: the Encoder producing E (dense stage 1 and the cosine term).
+    sparse_encoder: an Encoder producing Es for the sparsity scorers (hoyer, l2l1, kappa4);
+        None stores no Es. Passing the same encoder as `encoder` uses E for both.
+    kind: FAISS index kind: "flat" (exact), "hnsw", "ivf" or "ivfpq".
+    fp16: store Es as float16 (half the memory).
+    tokens: also store per-token embeddings (needed by the mean, maxsim, alignment scorers).
+    bm25: build BM25 postings (needed by stage1="bm25" and "hybrid").
+    progress: True shows a tqdm bar; a callable progress(done, total) may return False to cancel.
+    batch_size: documents encoded per step, >= 1.
+
+Raises:
+    ValueError for mismatched lengths, duplicate or empty ids, an unknown kind;
+    KeyboardInterrupt when cancelled.)")
+      .def(
+          "search",
+          [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
+             const std::string& scorer, float alpha, const std::string& stage1, const std::string& fusion,
+             float fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude) {
+            std::vector<std::string> texts = text_list(queries, "queries");
+            retrieval::SearchOptions options;
+            options.k = positive(k, "k");
+            options.candidates = positive(candidates, "candidates");
+            retrieval::set_scorer(options, scorer);
+            options.alpha = alpha;
+            options.stage1 = retrieval::parse_stage1(stage1);
+            options.fusion = retrieval::parse_fusion(fusion);
+            options.fusion_lambda = fusion_lambda;
+            options.sparsity.identical_guard = guard;
+            std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, texts.size());
+            py::gil_scoped_release release;
+            retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
+            retrieval::EncodedQueries encoded =
+                retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
+            encoded.exclude = std::move(excluded);
+            return retriever.search_encoded(encoded, options);
+          },
+          py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
+          py::arg("scorer") = "cosine", py::arg("alpha") = 1.0f, py::arg("stage1") = "dense",
+          py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1f, py::arg("guard") = true,
+          py::arg("prefix") = py::none(), py::arg("exclude") = py::none(),
+          R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
+them with `scorer` and returns the best `k`.
+
+Arguments:
+    queries: list of str (a single str raises TypeError: wrap it in a list).
+    k: hits per query, >= 1.
+    candidates: stage-1 candidates per source (K), >= k.
+    scorer: stage-2 score:
+        "cosine"     cos(E(q), E(p));
+        "hoyer", "l2l1", "kappa4" (or "sparsity" = hoyer)
+                     cosine + alpha * sparsity(Es(q) - Es(p)) (SparseCL), needs an index built
+                     with a sparse_encoder;
+        "mean", "maxsim", "alignment"
+                     token-map scores F0/F1/F2, need an index built with tokens=True.
+    alpha: weight of the sparsity term, finite.
+    stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
+    fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
+        "rrf" (reciprocal rank fusion).
+    fusion_lambda: weight of BM25 in relative score fusion, finite.
+    guard: give (near-)identical query/document pairs sparsity -1e9 so a query never retrieves
+        itself or an exact duplicate (SparseCL's reference behaviour).
+    prefix: replaces the encoder's query prefix for these queries (e.g. a stance instruction).
+    exclude: None, or one list of ids per query that are never returned (e.g. the query's own id).
+
+Returns:
+    A list with, per query, a list of up to k Hit objects, best first.
+
+Raises:
+    ValueError for k or candidates <= 0, candidates < k, an unknown scorer/stage1/fusion name,
+    a scorer the index lacks the embeddings for, or a wrongly sized exclude.
+    The GIL is released while searching.)")
+      .def(
+          "add",
+          [](PyIndex& self, py::object texts, py::object ids, py::object progress, py::ssize_t batch_size) {
+            std::vector<std::string> text_values = text_list(texts, "texts");
+            std::vector<std::string> id_values = text_list(ids, "ids");
+            if (text_values.size() != id_values.size()) {
+              throw py::value_error("texts and ids must have the same length: " +
+                                    std::to_string(text_values.size()) + " texts, " +
+                                    std::to_string(id_values.size()) + " ids");
+            }
+            const std::size_t batch = positive(batch_size, "batch_size");
+            ProgressBridge bridge(progress, "index");
+            run_released(bridge, [&] {
+              retrieval::add_documents(*self.documents, id_values, text_values, *self.encoder,
+                                       self.sparse_encoder.get(), batch, bridge.callback());
+              return 0;
+            });
+          },
+          py::arg("texts"), py::arg("ids"), py::kw_only(), py::arg("progress") = false,
+          py::arg("batch_size") = 256,
+          R"(Encodes and adds documents. Ids must be new (a removed id may be added again).
+
+Raises ValueError for mismatched lengths or an id that is empty, repeated or already present.)")
+      .def(
+          "remove",
+          [](PyIndex& self, py::object ids) {
+            std::vector<std::string> values = text_list(ids, "ids");
+            py::gil_scoped_release release;
+            self.documents->remove(values);
+          },
+          py::arg("ids"),
+          "Removes documents by id. An unknown or repeated id raises ValueError and removes nothing.")
+      .def("__len__", [](const PyIndex& self) { return self.documents->size(); }, "Live documents.")
+      .def(
+          "__contains__", [](const PyIndex& self, const std::string& id) { return self.documents->contains(id); },
+          py::arg("id"), "Whether a live document has this id.")
+      .def(
+          "text",
+          [](const PyIndex& self, const std::string& id) {
+            std::optional<index::Slot> slot = self.documents->slot_of(id);
+            if (!slot) throw py::key_error("no document with id '" + id + "'");
+            return self.documents->text(*slot);
+          },
+          py::arg("id"), "The stored text of document `id`; KeyError if absent.")
+      .def_property_readonly(
+          "kind", [](const PyIndex& self) { return self.documents->options().kind; }, "The FAISS index kind.")
+      .def_property_readonly(
+          "dim", [](const PyIndex& self) { return self.documents->options().dim; }, "Width of E.")
+      .def_property_readonly(
+          "memory_bytes", [](const PyIndex& self) { return self.documents->memory_bytes(); },
+          "Approximate bytes held in memory.")
+      .def(
+          "save",
+          [](const PyIndex& self, py::object path) {
+            std::string directory = py::str(py::module_::import("os").attr("fspath")(path));
+            py::gil_scoped_release release;
+            self.documents->save(directory);
+          },
+          py::arg("path"),
+          R"(Writes the index into directory `path`, atomically replacing what was there.
+The encoders are not stored: pass them again to Index.load. Raises OSError on file-system failures.)")
+      .def_static(
+          "load",
+          [](py::object path, std::shared_ptr<Encoder> encoder, std::shared_ptr<Encoder> sparse_encoder) {
+            require_encoder(encoder);
+            std::string directory = py::str(py::module_::import("os").attr("fspath")(path));
+            std::shared_ptr<DocumentIndex> documents;
+            {
+              py::gil_scoped_release release;
+              documents = std::make_shared<DocumentIndex>(DocumentIndex::load(directory));
+            }
+            check_encoders(*documents, *encoder, sparse_encoder.get());
+            return PyIndex{documents, encoder, sparse_encoder};
+          },
+          py::arg("path"), py::kw_only(), py::arg("encoder"), py::arg("sparse_encoder") = nullptr,
+          R"(Reads an index written by save().
+
+Arguments:
+    path: the index directory.
+    encoder: the Encoder the index was built with (its width is checked).
+    sparse_encoder: the Encoder that produced Es, when the index stores Es.
+
+Raises:
+    FileNotFoundError when `path` does not exist, CorruptFileError for damaged or foreign
+    content, ValueError when an encoder's width does not match the stored rows.)")
+      .def("__repr__", [](const PyIndex& self) {
+        return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
+               self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +
+               ", encoder='" + self.encoder->manifest().name + "')";
+      });
+}
+
+}  // namespace counterpoint::python

@@ -1,0 +1,163 @@
+// counterpoint.cosine/hoyer/l2_l1/kappa4 and the token-map scores: the stage-2 kernels on
+// numpy arrays, one query (d,) -> (m,) or many (n, d) -> (n, m).
+#include <string>
+
+#include "bindings.h"
+#include "counterpoint/scoring/pooled.h"
+#include "counterpoint/scoring/token_maps.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+using scoring::Sparsity;
+
+py::array_t<float> pooled_scores(py::handle q, py::handle candidates, bool sparsity,
+                                 Sparsity function, bool guard) {
+  FloatArray query_array = float_array(q, "q", "(d,) or (n, d)", 1, 2);
+  FloatArray candidate_array = float_array(candidates, "C", "(m, d)", 2, 2);
+  const MatrixView queries = as_view(query_array);
+  const MatrixView rows = as_view(candidate_array);
+  Matrix scores;
+  {
+    py::gil_scoped_release release;
+    if (sparsity) {
+      scoring::SparsityOptions options;
+      options.function = function;
+      options.identical_guard = guard;
+      scores = scoring::sparsity_matrix(queries, rows, options);
+    } else {
+      scores = scoring::cosine_matrix(queries, rows);
+    }
+  }
+  py::array_t<float> result = to_numpy(std::move(scores));
+  if (query_array.ndim() == 1) return result.attr("reshape")(py::ssize_t(rows.rows));
+  return result;
+}
+
+Matrix token_map_of(py::handle query_tokens, py::handle candidate_tokens) {
+  FloatArray q = float_array(query_tokens, "Qt", "(tq, d)", 2, 2);
+  FloatArray c = float_array(candidate_tokens, "Ct", "(tc, d)", 2, 2);
+  py::gil_scoped_release release;
+  return scoring::token_cosine_map(as_view(q), as_view(c));
+}
+
+const char* kSparsityDoc = R"(
+
+Arguments:
+    q: query embedding(s), shape (d,) or (n, d); converted to float32 (no copy when it already
+       is C-contiguous float32).
+    C: candidate embeddings, shape (m, d).
+    guard: when True, a (near-)identical pair (|q - c|_2 < 1e-3) scores -1e9, as SparseCL's
+       reference code does so a query never retrieves itself. Off by default: the plain measure.
+
+Returns:
+    float32 array (m,) for one query, (n, m) for n queries; result[i, j] scores q[i] - C[j].
+
+Raises:
+    TypeError for a non-numeric dtype, ValueError for a wrong shape, a width mismatch or NaN/Inf.)";
+
+}  // namespace
+
+void register_kernels(py::module_& m) {
+  m.def(
+      "cosine",
+      [](py::handle q, py::handle c) { return pooled_scores(q, c, false, Sparsity::kHoyer, false); },
+      py::arg("q"), py::arg("C"),
+      R"(Cosine similarity of query row(s) q against candidate rows C.
+
+Inputs need not be normalised; a zero-norm row scores 0.
+
+Arguments:
+    q: shape (d,) or (n, d), float32 (other numeric dtypes are converted once).
+    C: shape (m, d).
+
+Returns:
+    float32 array (m,) for one query, (n, m) for n queries.
+
+Raises:
+    TypeError for a non-numeric dtype, ValueError for a wrong shape, a width mismatch or NaN/Inf.)");
+  m.def(
+      "hoyer",
+      [](py::handle q, py::handle c, bool guard) { return pooled_scores(q, c, true, Sparsity::kHoyer, guard); },
+      py::arg("q"), py::arg("C"), py::kw_only(), py::arg("guard") = false,
+      (std::string("Hoyer sparsity of q - C[j]: (sqrt(d) - |x|_1 / |x|_2) / (sqrt(d) - 1), in [0, 1], "
+                   "higher = sparser. Needs d >= 2.") + kSparsityDoc).c_str());
+  m.def(
+      "l2_l1",
+      [](py::handle q, py::handle c, bool guard) { return pooled_scores(q, c, true, Sparsity::kL2L1, guard); },
+      py::arg("q"), py::arg("C"), py::kw_only(), py::arg("guard") = false,
+      (std::string("l2/l1 sparsity of q - C[j]: |x|_2 / |x|_1, higher = sparser.") + kSparsityDoc).c_str());
+  m.def(
+      "kappa4",
+      [](py::handle q, py::handle c, bool guard) { return pooled_scores(q, c, true, Sparsity::kKappa4, guard); },
+      py::arg("q"), py::arg("C"), py::kw_only(), py::arg("guard") = false,
+      (std::string("kappa4 sparsity of q - C[j]: |x|_4^4 / |x|_2^4, higher = sparser.") + kSparsityDoc).c_str());
+
+  m.def(
+      "token_map",
+      [](py::handle qt, py::handle ct) { return to_numpy(token_map_of(qt, ct)); },
+      py::arg("Qt"), py::arg("Ct"),
+      R"(Token-token cosine map M[i, j] = cos(Qt[i], Ct[j]).
+
+Arguments:
+    Qt: query token embeddings, shape (tq, d), padding removed.
+    Ct: candidate token embeddings, shape (tc, d).
+
+Returns:
+    float32 array (tq, tc). Zero-norm tokens give cosine 0.
+
+Raises:
+    ValueError for empty inputs, a width mismatch or NaN/Inf; TypeError for a non-numeric dtype.)");
+  m.def(
+      "maxsim",
+      [](py::handle qt, py::handle ct) {
+        Matrix map = token_map_of(qt, ct);
+        return scoring::map_maxsim(map);
+      },
+      py::arg("Qt"), py::arg("Ct"),
+      R"(MaxSim (late interaction, F1): mean over query tokens of the best cosine with any
+candidate token, i.e. map_maxsim(token_map(Qt, Ct)).
+
+Arguments:
+    Qt: shape (tq, d); Ct: shape (tc, d).
+
+Returns:
+    float.)");
+  m.def(
+      "map_maxsim",
+      [](py::handle map) {
+        FloatArray array = float_array(map, "M", "(tq, tc)", 2, 2);
+        return scoring::map_maxsim(as_view(array));
+      },
+      py::arg("M"), "MaxSim (F1) of a token cosine map M (tq, tc): mean over rows of the row maximum.");
+  m.def(
+      "map_mean",
+      [](py::handle map) {
+        FloatArray array = float_array(map, "M", "(tq, tc)", 2, 2);
+        return scoring::map_mean(as_view(array));
+      },
+      py::arg("M"), "F0 score of a token cosine map M (tq, tc): the mean of all entries.");
+  m.def(
+      "map_alignment",
+      [](py::handle map, float lam, float tau) {
+        FloatArray array = float_array(map, "M", "(tq, tc)", 2, 2);
+        scoring::AlignmentOptions options;
+        options.lambda = lam;
+        options.tau = tau;
+        return scoring::map_alignment(as_view(array), options);
+      },
+      py::arg("M"), py::arg("lam") = 0.1f, py::arg("tau") = 0.1f,
+      R"(F2 (alignment-biased) score of a token cosine map M (tq, tc):
+A = softmax_j((M[i, j] - lam * |i - j|) / tau) per row, score = mean_i sum_j A[i, j] * M[i, j].
+
+Arguments:
+    M: the map, shape (tq, tc).
+    lam: penalty per position of distance |i - j|; finite.
+    tau: softmax temperature; > 0.
+
+Returns:
+    float.)");
+}
+
+}  // namespace counterpoint::python

@@ -1,0 +1,159 @@
+// Two-stage search on hand-made embeddings: what each scorer ranks first and why.
+#include "counterpoint/retrieval/retriever.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "counterpoint/core/errors.h"
+
+using namespace counterpoint;
+using namespace counterpoint::retrieval;
+
+namespace {
+
+// Four documents in 4-d. The query is e0. "para" is closest in cosine; "contra" is a bit
+// further but differs from the query in a single Es coordinate (a sparse difference), which
+// is what the sparse-aware encoder is trained to produce for contradictions.
+struct Fixture {
+  std::shared_ptr<index::DocumentIndex> index;
+  EncodedQueries queries;
+};
+
+Matrix rows(std::vector<std::vector<float>> values) {
+  Matrix m;
+  for (const auto& v : values) m.append_rows(MatrixView(v.data(), 1, v.size()));
+  return m;
+}
+
+Fixture make_fixture() {
+  index::IndexOptions options;
+  options.dim = 4;
+  options.sparse_dim = 4;
+  auto idx = std::make_shared<index::DocumentIndex>(options);
+  const Matrix dense = rows({{0.95f, 0.31f, 0, 0}, {0.90f, 0.43f, 0, 0}, {0, 1, 0, 0}, {0.2f, 0, 0.98f, 0}});
+  const Matrix sparse = rows({{0.6f, 0.5f, 0.4f, 0.3f}, {1, 0, 0, 0.9f}, {0, 1, 0, 0}, {0, 0, 1, 0}});
+  idx->add({"para", "contra", "other", "far"},
+           {"cats sleep a lot", "cats never sleep", "dogs bark", "the weather is fine"}, dense, sparse);
+  Fixture f;
+  f.index = idx;
+  f.queries.texts = {"do cats sleep"};
+  f.queries.dense = rows({{1, 0, 0, 0}});
+  f.queries.sparse = rows({{1, 0, 0, 0}});
+  return f;
+}
+
+std::vector<std::string> ids(const std::vector<Hit>& hits) {
+  std::vector<std::string> out;
+  for (const auto& h : hits) out.push_back(h.id);
+  return out;
+}
+
+}  // namespace
+
+TEST(Retriever, CosineRanksTheParaphraseFirst) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 2;
+  const auto hits = retriever.search_encoded(f.queries, options);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(ids(hits[0]), (std::vector<std::string>{"para", "contra"}));
+  EXPECT_NEAR(hits[0][0].cosine, 0.95 / std::sqrt(0.95 * 0.95 + 0.31 * 0.31), 1e-5);
+  EXPECT_FLOAT_EQ(hits[0][0].score, hits[0][0].cosine);
+  EXPECT_EQ(hits[0][0].sparsity, 0.0f);
+}
+
+TEST(Retriever, HoyerTermLiftsTheSparseDifference) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 2;
+  options.scorer = Scorer::kSparsity;
+  options.alpha = 1.0f;
+  const auto hits = retriever.search_encoded(f.queries, options);
+  EXPECT_EQ(ids(hits[0]), (std::vector<std::string>{"contra", "para"}));
+  for (const auto& h : hits[0]) EXPECT_NEAR(h.score, h.cosine + h.sparsity, 1e-6);
+  EXPECT_GT(hits[0][0].sparsity, hits[0][1].sparsity);
+}
+
+TEST(Retriever, ExcludedIdsNeverAppearAndKBeyondCorpusReturnsWhatExists) {
+  auto f = make_fixture();
+  f.queries.exclude = {{"para"}};
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 10;
+  options.candidates = 10;
+  const auto hits = retriever.search_encoded(f.queries, options);
+  EXPECT_EQ(hits[0].size(), 3u);
+  for (const auto& h : hits[0]) EXPECT_NE(h.id, "para");
+}
+
+TEST(Retriever, HybridFusionCountsDocumentsFoundByOneListOnly) {
+  auto f = make_fixture();
+  f.queries.texts = {"weather"};  // BM25 finds only "far", which is last by cosine
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 4;
+  options.candidates = 4;
+  options.stage1 = Stage1::kHybrid;
+  options.fusion_lambda = 2.0f;
+  const auto hits = retriever.search_encoded(f.queries, options);
+  ASSERT_EQ(hits[0].size(), 4u);
+  EXPECT_EQ(hits[0][0].id, "far");  // n(cos) = 0.2-ish, + 2 * n(bm25) = 2
+  EXPECT_GT(hits[0][0].bm25, 0.0f);
+  EXPECT_NEAR(hits[0][0].score, hits[0][0].stage1, 1e-6);
+}
+
+TEST(Retriever, RejectsImpossibleRequestsWithClearErrors) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 0;
+  EXPECT_THROW(retriever.search_encoded(f.queries, options), InvalidArgument);
+  options.k = 5;
+  options.candidates = 2;
+  EXPECT_THROW(retriever.search_encoded(f.queries, options), InvalidArgument);
+  options.candidates = 5;
+  options.scorer = Scorer::kSparsity;
+  f.queries.sparse = Matrix();
+  EXPECT_THROW(retriever.search_encoded(f.queries, options), InvalidArgument);
+  EXPECT_THROW(SearchOptions o; set_scorer(o, "bogus"), InvalidArgument);
+  auto nan_queries = make_fixture().queries;
+  nan_queries.dense(0, 1) = std::nanf("");
+  EXPECT_THROW(retriever.search_encoded(nan_queries, SearchOptions{}), InvalidArgument);
+}
+
+TEST(Retriever, EmptyIndexGivesNoHits) {
+  index::IndexOptions options;
+  options.dim = 4;
+  auto idx = std::make_shared<index::DocumentIndex>(options);
+  Retriever retriever(idx, nullptr);
+  auto f = make_fixture();
+  const auto hits = retriever.search_encoded(f.queries, SearchOptions{});
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_TRUE(hits[0].empty());
+}
+
+TEST(Retriever, ConcurrentSearchesMatchSerialOnes) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 4;
+  options.candidates = 4;
+  options.scorer = Scorer::kSparsity;
+  const auto expected = ids(retriever.search_encoded(f.queries, options)[0]);
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        if (ids(retriever.search_encoded(f.queries, options)[0]) != expected) ++mismatches;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}

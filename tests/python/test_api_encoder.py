@@ -1,0 +1,181 @@
+"""counterpoint.Encoder: embeddings of the committed tiny BERT model, the GIL released while it
+runs, progress/cancellation (callable, Ctrl-C) and the errors bad input raises."""
+import json
+import pathlib
+import shutil
+import sys
+import threading
+import time
+import _thread
+
+import numpy as np
+import pytest
+
+try:
+    import counterpoint as cp
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+    import counterpoint as cp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+USE_LITE = REPO / "models" / "installed" / "use-lite-en"
+
+LONG_TEXTS = [f"sentence number {i} says the cat sat on the mat while the dog barked loudly at {i % 7} birds"
+              for i in range(3000)]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return cp.Encoder.load(str(BERT_TINY), threads=1)
+
+
+def test_load_exposes_manifest_and_widths(encoder):
+    assert encoder.dim == 32 and encoder.token_dim == 32
+    assert encoder.name == "bert-tiny-random"
+    assert encoder.manifest["architecture"] == "bert"
+    assert encoder.manifest["pooling"] == "cls"
+    assert "bert-tiny-random" in repr(encoder)
+
+
+def test_encode_matches_the_numpy_reference_embeddings(encoder):
+    expected = json.loads((BERT_TINY / "expected.json").read_text())["sentences"]
+    texts = [s["text"] for s in expected]
+    result = encoder.encode(texts)
+    assert result.shape == (len(texts), 32) and result.dtype == np.float32
+    np.testing.assert_allclose(result, np.array([s["embedding"] for s in expected]), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(result, axis=1), 1.0, atol=1e-5)
+
+
+def test_encode_of_an_empty_list_is_a_zero_row_matrix(encoder):
+    assert encoder.encode([]).shape[0] == 0
+
+
+def test_encode_tokens_gives_one_matrix_per_text_without_padding(encoder):
+    expected = json.loads((BERT_TINY / "expected.json").read_text())["sentences"]
+    states = encoder.encode_tokens([s["text"] for s in expected[:2]])
+    assert [s.shape for s in states] == [(len(e["ids"]), 32) for e in expected[:2]]
+    np.testing.assert_allclose(np.linalg.norm(states[0], axis=1), 1.0, atol=1e-5)
+
+
+def test_prefix_changes_the_embedding(encoder):
+    plain = encoder.encode(["cats purr"])
+    prefixed = encoder.encode(["cats purr"], prefix="the dog says ")
+    assert not np.allclose(plain, prefixed)
+
+
+def test_bad_arguments_raise_clear_errors(encoder):
+    with pytest.raises(TypeError, match="single str"):
+        encoder.encode("one text")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be str"):
+        encoder.encode(["a", 2])
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        encoder.encode(["a"], batch_size=0)
+
+
+def test_missing_model_directory_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        cp.Encoder.load(str(tmp_path / "absent"))
+
+
+def test_a_tampered_model_file_raises_corrupt_file_error(tmp_path):
+    copy = tmp_path / "model"
+    shutil.copytree(BERT_TINY, copy)
+    with open(copy / "vocab.txt", "a") as vocab:
+        vocab.write("tampered\n")
+    with pytest.raises(cp.CorruptFileError) as caught:
+        cp.Encoder.load(str(copy))
+    assert isinstance(caught.value, ValueError)
+    assert "vocab.txt" in str(caught.value)
+
+
+def test_encode_releases_the_gil(encoder):
+    ticks = []
+    stop = threading.Event()
+
+    def heartbeat():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=heartbeat)
+    thread.start()
+    time.sleep(0.01)
+    start = time.perf_counter()
+    encoder.encode(LONG_TEXTS, batch_size=len(LONG_TEXTS))  # one network call, no callbacks in between
+    end = time.perf_counter()
+    stop.set()
+    thread.join()
+    during = [t for t in ticks if start < t < end]
+    assert end - start > 0.05, "the encode was too short to tell"
+    # A thread blocked on the GIL would not tick at all during the single network call.
+    assert len(during) >= 0.2 * (end - start) / 0.0011
+
+
+def test_a_progress_callable_sees_every_batch(encoder):
+    seen = []
+    encoder.encode(LONG_TEXTS[:100], batch_size=32, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(32, 100), (64, 100), (96, 100), (100, 100)]
+
+
+def test_progress_true_draws_a_tqdm_bar(encoder, capsys):
+    encoder.encode(LONG_TEXTS[:64], batch_size=32, progress=True)
+    assert "64/64" in capsys.readouterr().err
+
+
+def test_a_progress_callable_returning_false_cancels_with_keyboard_interrupt(encoder):
+    calls = []
+
+    def stop_after_two(done, total):
+        calls.append(done)
+        return len(calls) < 2
+
+    with pytest.raises(KeyboardInterrupt):
+        encoder.encode(LONG_TEXTS, batch_size=16, progress=stop_after_two)
+    assert calls == [16, 32]
+
+
+def test_an_exception_raised_by_the_progress_callable_propagates(encoder):
+    class Stop(Exception):
+        pass
+
+    def fail(done, total):
+        raise Stop("from the callback")
+
+    with pytest.raises(Stop, match="from the callback"):
+        encoder.encode(LONG_TEXTS[:64], batch_size=16, progress=fail)
+
+
+def test_ctrl_c_stops_a_long_encode(encoder):
+    seen = []
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            encoder.encode(LONG_TEXTS * 20, batch_size=8, progress=lambda done, total: seen.append(done))
+    finally:
+        timer.cancel()
+    assert 0 < seen[-1] < len(LONG_TEXTS) * 20
+
+
+def test_ctrl_c_stops_an_encode_without_progress(encoder):
+    timer = threading.Timer(0.2, _thread.interrupt_main)
+    timer.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            encoder.encode(LONG_TEXTS * 20, batch_size=8)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 30
+
+
+@pytest.mark.skipif(not (USE_LITE / "manifest.json").exists(),
+                    reason="the default model models/installed/use-lite-en is not installed")
+def test_the_default_use_lite_model_ranks_a_paraphrase_above_an_unrelated_text():
+    use = cp.Encoder.load(str(USE_LITE), threads=1)
+    rows = use.encode(["How old are you?", "What is your age?", "The stock market fell sharply today."])
+    assert rows.shape == (3, use.dim)
+    np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+    similarity = cp.cosine(rows[0], rows[1:])
+    assert similarity[0] > similarity[1]

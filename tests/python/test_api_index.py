@@ -1,0 +1,180 @@
+"""counterpoint.Index: build, two-stage search with every scorer, add/remove, save/load round
+trip, and the errors bad arguments and damaged files raise."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+try:
+    import counterpoint as cp
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+    import counterpoint as cp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+
+TEXTS = [
+    "The cat sat on the mat.",
+    "Dogs bark at the mailman every morning.",
+    "Stock markets fell sharply after the announcement.",
+    "The weather today is sunny and warm.",
+    "Cats purr when they are happy.",
+    "Taxes should be raised to fund public schools.",
+]
+IDS = [f"d{i}" for i in range(len(TEXTS))]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return cp.Encoder.load(str(BERT_TINY), threads=1)
+
+
+@pytest.fixture(scope="module")
+def index(encoder):
+    return cp.Index.build(TEXTS, IDS, encoder=encoder, sparse_encoder=encoder, tokens=True)
+
+
+def test_build_indexes_every_text(index):
+    assert len(index) == 6
+    assert "d3" in index and "d9" not in index
+    assert index.text("d4") == TEXTS[4]
+    assert index.kind == "flat" and index.dim == 32
+    assert repr(index) == "Index(documents=6, kind='flat', dim=32, encoder='bert-tiny-random')"
+
+
+def test_cosine_search_finds_a_document_by_its_own_text(index):
+    hits = index.search([TEXTS[2], TEXTS[5]], k=3)
+    assert len(hits) == 2 and all(len(h) == 3 for h in hits)
+    assert hits[0][0].id == "d2" and hits[1][0].id == "d5"
+    top = hits[0][0]
+    assert top.score == pytest.approx(1.0, abs=1e-4) and top.cosine == pytest.approx(top.score)
+    assert top.stage1 == pytest.approx(top.cosine, abs=1e-5)
+    assert top.sparsity == 0.0 and top.bm25 == 0.0 and top.token == 0.0
+    assert [h.score for h in hits[0]] == sorted([h.score for h in hits[0]], reverse=True)
+    assert repr(top).startswith("Hit(id='d2', score=1.0000, cosine=1.0000, sparsity=0.0000")
+
+
+def test_sparsity_scorer_combines_cosine_and_sparsity(index):
+    hits = index.search([TEXTS[0]], k=6, scorer="hoyer", alpha=0.5, guard=False)[0]
+    for hit in hits:
+        assert hit.score == pytest.approx(hit.cosine + 0.5 * hit.sparsity, abs=1e-5)
+
+
+def test_identical_guard_keeps_a_query_from_retrieving_itself(index):
+    guarded = index.search([TEXTS[0]], k=1, scorer="hoyer")[0]
+    assert guarded[0].id != "d0"
+
+
+def test_exclude_drops_the_given_ids(index):
+    hits = index.search([TEXTS[1], TEXTS[1]], k=5, exclude=[["d1"], None])
+    assert "d1" not in [h.id for h in hits[0]]
+    assert hits[1][0].id == "d1"
+    with pytest.raises(ValueError, match="one list of ids per query"):
+        index.search([TEXTS[1]], exclude=[["d1"], ["d2"]])
+
+
+def test_token_scorers(index):
+    for scorer in ("mean", "maxsim", "alignment"):
+        hits = index.search([TEXTS[4]], k=2, scorer=scorer)[0]
+        assert hits[0].id == "d4" and hits[0].token == pytest.approx(hits[0].score)
+    assert index.search([TEXTS[4]], k=1, scorer="maxsim")[0][0].score == pytest.approx(1.0, abs=1e-4)
+
+
+def test_bm25_and_hybrid_stage1(index):
+    hits = index.search(["mailman bark"], k=2, stage1="bm25")[0]
+    assert hits[0].id == "d1" and hits[0].bm25 > 0
+    hybrid = index.search(["mailman bark"], k=2, stage1="hybrid", fusion="rrf")[0]
+    assert hybrid[0].id == "d1"
+
+
+def test_search_rejects_bad_arguments(index):
+    with pytest.raises(ValueError, match="k must be >= 1, got 0"):
+        index.search(["q"], k=0)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        index.search(["q"], k=-3)
+    with pytest.raises(ValueError, match="candidates"):
+        index.search(["q"], k=10, candidates=5)
+    with pytest.raises(ValueError, match="cosine"):
+        index.search(["q"], scorer="nonsense")
+    with pytest.raises(ValueError):
+        index.search(["q"], stage1="sideways")
+    with pytest.raises(ValueError):
+        index.search(["q"], alpha=float("nan"), scorer="hoyer")
+    with pytest.raises(TypeError, match="single str"):
+        index.search("q")
+
+
+def test_scorers_need_the_embeddings_they_read(encoder):
+    plain = cp.Index.build(TEXTS, IDS, encoder=encoder)
+    with pytest.raises(ValueError, match="Es"):
+        plain.search(["q"], scorer="hoyer")
+    with pytest.raises(ValueError, match="token embeddings"):
+        plain.search(["q"], scorer="maxsim")
+
+
+def test_build_rejects_bad_input(encoder):
+    with pytest.raises(ValueError, match="same length"):
+        cp.Index.build(TEXTS, IDS[:2], encoder=encoder)
+    with pytest.raises(ValueError, match="d0"):
+        cp.Index.build(["a", "b"], ["d0", "d0"], encoder=encoder)
+    with pytest.raises(ValueError):
+        cp.Index.build(["a"], ["x"], encoder=encoder, kind="nonsense")
+    with pytest.raises(ValueError, match="encoder is required"):
+        cp.Index.build(["a"], ["x"], encoder=None)
+
+
+def test_add_and_remove(encoder):
+    index = cp.Index.build(TEXTS[:3], IDS[:3], encoder=encoder)
+    index.add(TEXTS[3:], IDS[3:])
+    assert len(index) == 6
+    index.remove(["d0", "d3"])
+    assert len(index) == 4 and "d0" not in index
+    assert all(h.id not in ("d0", "d3") for h in index.search([TEXTS[0]], k=4)[0])
+    with pytest.raises(ValueError, match="d0"):
+        index.remove(["d0"])
+    with pytest.raises(ValueError, match="d1"):
+        index.add(["again"], ["d1"])
+    index.add([TEXTS[0]], ["d0"])
+    assert index.search([TEXTS[0]], k=1)[0][0].id == "d0"
+
+
+def test_build_progress_and_cancellation(encoder):
+    seen = []
+    cp.Index.build(TEXTS, IDS, encoder=encoder, batch_size=4, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(4, 6), (6, 6)]
+    with pytest.raises(KeyboardInterrupt):
+        cp.Index.build(TEXTS, IDS, encoder=encoder, batch_size=2, progress=lambda d, t: False)
+
+
+def test_save_and_load_round_trip(index, encoder, tmp_path):
+    path = tmp_path / "saved"
+    index.save(path)
+    loaded = cp.Index.load(path, encoder=encoder, sparse_encoder=encoder)
+    assert len(loaded) == len(index)
+    for scorer in ("cosine", "hoyer", "maxsim"):
+        before = index.search(TEXTS[:2], k=4, scorer=scorer)
+        after = loaded.search(TEXTS[:2], k=4, scorer=scorer)
+        assert [[(h.id, h.score) for h in q] for q in before] == [[(h.id, h.score) for h in q] for q in after]
+
+
+def test_load_errors(index, encoder, tmp_path):
+    with pytest.raises(FileNotFoundError):
+        cp.Index.load(tmp_path / "absent", encoder=encoder)
+    path = tmp_path / "damaged"
+    index.save(str(path))
+    victim = max((p for p in path.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 2])
+    with pytest.raises(cp.CorruptFileError):
+        cp.Index.load(path, encoder=encoder)
+
+
+def test_load_checks_the_encoder_width(index, tmp_path):
+    use_lite = REPO / "models" / "installed" / "use-lite-en"
+    if not (use_lite / "manifest.json").exists():
+        pytest.skip("the default model models/installed/use-lite-en is not installed")
+    index.save(tmp_path / "saved")
+    with pytest.raises(ValueError, match="width"):
+        cp.Index.load(tmp_path / "saved", encoder=cp.Encoder.load(str(use_lite), threads=1))
