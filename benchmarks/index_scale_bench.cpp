@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
       settings = "M " + std::to_string(f.hnsw_m) + ", efConstruction " + std::to_string(f.ef_construction) +
                  ", efSearch " + std::to_string(std::max<int>(f.ef_search, int(f.k)));
     } else if (kind == "ivf" || kind == "ivfpq") {
-      settings = "nlist auto (4 sqrt n), nprobe " + (f.nprobe > 0 ? std::to_string(f.nprobe) : std::string("nlist/8"));
+      settings = "nlist auto (sqrt n), nprobe " + (f.nprobe > 0 ? std::to_string(f.nprobe) : std::string("nlist/8"));
     }
     std::printf("%-6s %10.1f %12.0f %14.2f %12.4f  %s\n", kind.c_str(), build, bytes_per_doc, ms, recall,
                 settings.c_str());

@@ -11,6 +11,7 @@ kappa4) or token-map scores. Every hit carries each score component.
 """
 
 import glob as _glob
+import importlib as _importlib
 import importlib.util as _importlib_util
 import os as _os
 import sys as _sys
@@ -19,8 +20,7 @@ import sys as _sys
 def _load_core():
     """Imports counterpoint._core from this package, or from $COUNTERPOINT_BUILD_DIR."""
     try:
-        from . import _core
-        return _core
+        return _importlib.import_module(__name__ + "._core")
     except ImportError as error:
         build_dir = _os.environ.get("COUNTERPOINT_BUILD_DIR")
         candidates = []

@@ -173,17 +173,17 @@ Raises:
       .def(
           "search",
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
-             const std::string& scorer, float alpha, const std::string& stage1, const std::string& fusion,
-             float fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude) {
+             const std::string& scorer, double alpha, const std::string& stage1, const std::string& fusion,
+             double fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude) {
             std::vector<std::string> texts = text_list(queries, "queries");
             retrieval::SearchOptions options;
             options.k = positive(k, "k");
             options.candidates = positive(candidates, "candidates");
             retrieval::set_scorer(options, scorer);
-            options.alpha = alpha;
+            options.alpha = float(alpha);
             options.stage1 = retrieval::parse_stage1(stage1);
             options.fusion = retrieval::parse_fusion(fusion);
-            options.fusion_lambda = fusion_lambda;
+            options.fusion_lambda = float(fusion_lambda);
             options.sparsity.identical_guard = guard;
             std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, texts.size());
             py::gil_scoped_release release;
@@ -194,8 +194,8 @@ Raises:
             return retriever.search_encoded(encoded, options);
           },
           py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
-          py::arg("scorer") = "cosine", py::arg("alpha") = 1.0f, py::arg("stage1") = "dense",
-          py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1f, py::arg("guard") = true,
+          py::arg("scorer") = "cosine", py::arg("alpha") = 1.0, py::arg("stage1") = "dense",
+          py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
           py::arg("prefix") = py::none(), py::arg("exclude") = py::none(),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.

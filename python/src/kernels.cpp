@@ -12,7 +12,7 @@ namespace {
 
 using scoring::Sparsity;
 
-py::array_t<float> pooled_scores(py::handle q, py::handle candidates, bool sparsity,
+py::object pooled_scores(py::handle q, py::handle candidates, bool sparsity,
                                  Sparsity function, bool guard) {
   FloatArray query_array = float_array(q, "q", "(d,) or (n, d)", 1, 2);
   FloatArray candidate_array = float_array(candidates, "C", "(m, d)", 2, 2);
@@ -32,7 +32,7 @@ py::array_t<float> pooled_scores(py::handle q, py::handle candidates, bool spars
   }
   py::array_t<float> result = to_numpy(std::move(scores));
   if (query_array.ndim() == 1) return result.attr("reshape")(py::ssize_t(rows.rows));
-  return result;
+  return std::move(result);
 }
 
 Matrix token_map_of(py::handle query_tokens, py::handle candidate_tokens) {
@@ -140,14 +140,14 @@ Returns:
       py::arg("M"), "F0 score of a token cosine map M (tq, tc): the mean of all entries.");
   m.def(
       "map_alignment",
-      [](py::handle map, float lam, float tau) {
+      [](py::handle map, double lam, double tau) {
         FloatArray array = float_array(map, "M", "(tq, tc)", 2, 2);
         scoring::AlignmentOptions options;
-        options.lambda = lam;
-        options.tau = tau;
+        options.lambda = float(lam);
+        options.tau = float(tau);
         return scoring::map_alignment(as_view(array), options);
       },
-      py::arg("M"), py::arg("lam") = 0.1f, py::arg("tau") = 0.1f,
+      py::arg("M"), py::arg("lam") = 0.1, py::arg("tau") = 0.1,
       R"(F2 (alignment-biased) score of a token cosine map M (tq, tc):
 A = softmax_j((M[i, j] - lam * |i - j|) / tau) per row, score = mean_i sum_j A[i, j] * M[i, j].
 

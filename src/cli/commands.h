@@ -16,6 +16,7 @@ void add_index_commands(CLI::App& app);
 void add_search_commands(CLI::App& app);
 void add_eval_commands(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_train_commands(CLI::App& app);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   cli::add_index_commands(app);
   cli::add_search_commands(app);
   cli::add_eval_commands(app);
+  cli::add_train_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

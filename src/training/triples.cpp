@@ -270,17 +270,29 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
     StanceQuery q{extra["topic_id"].get<std::string>(), it->second->text, extra["stance"].get<std::string>(), {}};
     for (const auto& [doc, grade] : judged)
       if (grade > 0) q.positives.push_back(doc);
-    if (q.positives.empty()) continue;
     topics.insert(q.topic_id);
     queries.push_back(std::move(q));
   }
+  // A few claim texts are listed under topics of both splits; they are left out entirely.
+  std::set<std::string> other_split_texts;
+  for (const auto& d : dataset.corpus) {
+    if (!topics.count(metadata_string(metadata, d.id, "topic_id", metadata_path))) {
+      other_split_texts.insert(text_of(texts, d.id, beir_dir));
+    }
+  }
+  auto usable = [&](const std::string& id) { return !other_split_texts.count(text_of(texts, id, qrels_path)); };
+  for (auto& q : queries) q.positives.erase(std::remove_if(q.positives.begin(), q.positives.end(),
+                                                           [&](const std::string& id) { return !usable(id); }),
+                                            q.positives.end());
+  queries.erase(std::remove_if(queries.begin(), queries.end(), [](const StanceQuery& q) { return q.positives.empty(); }),
+                queries.end());
   if (queries.empty()) throw InvalidArgument(qrels_path + " has no query with a relevant claim");
 
   // Claims of this split's topics, by (topic, stance) with stance in query terms.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> claims;
   for (const auto& d : dataset.corpus) {
     const auto topic = metadata_string(metadata, d.id, "topic_id", metadata_path);
-    if (!topics.count(topic)) continue;
+    if (!topics.count(topic) || !usable(d.id)) continue;
     const auto stance = metadata_string(metadata, d.id, "stance", metadata_path);
     claims[{topic, stance == "pro" ? "support" : "attack"}].push_back(d.id);
   }

@@ -75,11 +75,17 @@ def test_exclude_drops_the_given_ids(index):
         index.search([TEXTS[1]], exclude=[["d1"], ["d2"]])
 
 
-def test_token_scorers(index):
-    for scorer in ("mean", "maxsim", "alignment"):
-        hits = index.search([TEXTS[4]], k=2, scorer=scorer)[0]
-        assert hits[0].id == "d4" and hits[0].token == pytest.approx(hits[0].score)
-    assert index.search([TEXTS[4]], k=1, scorer="maxsim")[0][0].score == pytest.approx(1.0, abs=1e-4)
+def test_token_scorers_score_the_token_cosine_map(index, encoder):
+    query_tokens = encoder.encode_tokens([TEXTS[4]], query=True)[0]
+    reductions = {"mean": cp.map_mean, "maxsim": cp.map_maxsim, "alignment": cp.map_alignment}
+    for scorer, reduce in reductions.items():
+        hits = index.search([TEXTS[4]], k=3, scorer=scorer)[0]
+        for hit in hits:
+            document_tokens = encoder.encode_tokens([index.text(hit.id)])[0]
+            expected = reduce(cp.token_map(query_tokens, document_tokens))
+            assert hit.token == pytest.approx(hit.score) == pytest.approx(expected, abs=1e-5)
+    top = index.search([TEXTS[4]], k=1, scorer="maxsim")[0][0]
+    assert top.id == "d4" and top.score == pytest.approx(1.0, abs=1e-4)
 
 
 def test_bm25_and_hybrid_stage1(index):

@@ -46,8 +46,8 @@ struct IndexOptions {
   int hnsw_m = 32;
   int hnsw_ef_construction = 200;
   int hnsw_ef_search = 256;  // default when SearchParams::ef_search == 0; never below k
-  // IVF lists; 0 = chosen at training time as clamp(4 * sqrt(n), 1, n / 39) for n training
-  // rows (FAISS wants >= 39 training rows per centroid).
+  // IVF lists; 0 = chosen at training time as clamp(sqrt(n), 1, n / 39) for n training
+  // rows (FAISS wants >= 39 training rows per centroid; k-means samples <= 64 per list).
   int ivf_nlist = 0;
   int ivf_nprobe = 0;  // default when SearchParams::nprobe == 0; 0 = ceil(nlist / 8)
   int pq_m = 16;       // sub-quantizers; must divide dim

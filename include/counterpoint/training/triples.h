@@ -72,7 +72,7 @@ struct StanceTripleOptions {
 // IBM claim stance: queries t{topic}-{support|attack} of `qrels_path` (queries.jsonl gives the
 // topic text and stance), positives their relevant claims, negatives drawn per the curriculum
 // from claims (metadata.jsonl: topic_id, stance pro/con) of the topics in the same qrels file
-// only. group = topic id.
+// only; claim texts also listed under a topic outside that file are never used. group = topic id.
 std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
                                          const std::string& metadata_path,
                                          const StanceTripleOptions& options = {});

@@ -1,0 +1,134 @@
+"""counterpoint.load_beir / load_qrels / evaluate / tune_alpha, and the plot helpers."""
+import math
+import pathlib
+import sys
+
+import pytest
+
+try:
+    import counterpoint as cp
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+    import counterpoint as cp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BEIR_MINI = REPO / "tests" / "fixtures" / "data" / "beir_mini"
+
+
+def test_load_beir_reads_corpus_queries_and_splits():
+    ds = cp.load_beir(BEIR_MINI)
+    assert [d.id for d in ds.corpus] == ["d1", "d2", "3"]
+    assert ds.corpus[0].title == "Cats" and ds.corpus[0].text == "Cats purr."
+    assert ds.corpus[0].encoding_text == "Cats Cats purr."
+    assert ds.corpus[1].encoding_text == "Dogs bark."
+    assert [q.id for q in ds.queries] == ["q1", "q2"]
+    assert ds.queries[0].extra == {"topic_id": "7", "stance": "support"}
+    assert ds.splits == ["dev", "train"]
+    assert ds.qrels("dev") == {"q1": {"d1": 2, "3": 0}, "q2": {"d2": 1}}
+
+
+def test_load_qrels_and_missing_files(tmp_path):
+    assert cp.load_qrels(BEIR_MINI / "qrels" / "train.tsv") == {"q2": {"d2": 1}}
+    with pytest.raises(FileNotFoundError):
+        cp.load_qrels(tmp_path / "absent.tsv")
+    with pytest.raises(FileNotFoundError):
+        cp.load_beir(tmp_path)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("query-id\tcorpus-id\tscore\nq1\td1\tnot-a-number\n")
+    with pytest.raises(cp.CorruptFileError):
+        cp.load_qrels(bad)
+
+
+QRELS = {"q1": {"d1": 2, "3": 0}, "q2": {"d2": 1}}
+
+
+def test_evaluate_scores_like_trec_eval():
+    run = {"q1": {"3": 0.9, "d1": 0.5}, "q2": {"d2": 0.7}}
+    # q1: grade 2 at rank 2 -> (2 / log2(3)) / 2; q2: perfect.
+    q1 = 1 / math.log2(3)
+    result = cp.evaluate(run, QRELS, ["ndcg@10", "mrr@10"])
+    assert result["ndcg@10"] == pytest.approx((q1 + 1) / 2)
+    assert result["mrr@10"] == pytest.approx((0.5 + 1) / 2)
+    as_pairs = {"q1": [("3", 0.9), ("d1", 0.5)], "q2": [("d2", 0.7)]}
+    assert cp.evaluate(as_pairs, QRELS, ["ndcg@10"]) == {"ndcg@10": result["ndcg@10"]}
+    per_query = cp.evaluate(run, QRELS, ["ndcg@10"], per_query=True)
+    assert per_query["q1"]["ndcg@10"] == pytest.approx(q1) and per_query["q2"]["ndcg@10"] == 1.0
+
+
+def test_evaluate_rejects_bad_input():
+    with pytest.raises(ValueError):
+        cp.evaluate({}, QRELS, ["bleu@10"])
+    with pytest.raises(ValueError):
+        cp.evaluate({"q1": {"d1": float("nan")}}, QRELS)
+    with pytest.raises(TypeError, match="run must be a dict"):
+        cp.evaluate([("q1", "d1")], QRELS)
+    with pytest.raises(TypeError, match="must be an int grade"):
+        cp.evaluate({}, {"q1": {"d1": "high"}})
+
+
+def test_hits_to_run_feeds_evaluate():
+    class FakeHit:
+        def __init__(self, id, score):
+            self.id, self.score = id, score
+    run = cp.hits_to_run(["q2"], [[FakeHit("d2", 0.3)]])
+    assert run == {"q2": [("d2", 0.3)]}
+    with pytest.raises(ValueError):
+        cp.hits_to_run(["q1", "q2"], [[]])
+
+
+def test_tune_alpha_grid_and_interval():
+    objective = lambda a: -(a - 3.3) ** 2
+    grid = cp.tune_alpha(objective, method="grid", lo=0, hi=10, grid_step=0.1)
+    assert grid["best_alpha"] == pytest.approx(3.3, abs=1e-9)
+    assert len(grid["curve"]) == 101 and grid["curve"][0] == (0.0, pytest.approx(-10.89))
+    interval = cp.tune_alpha(objective)
+    assert abs(interval["best_alpha"] - 3.3) < 0.01
+    assert interval["best_score"] == pytest.approx(objective(interval["best_alpha"]))
+
+
+def test_tune_alpha_rejects_bad_settings_and_propagates_objective_errors():
+    with pytest.raises(ValueError):
+        cp.tune_alpha(lambda a: a, lo=1, hi=1)
+    with pytest.raises(ValueError, match="method"):
+        cp.tune_alpha(lambda a: a, method="random")
+    with pytest.raises(ValueError):
+        cp.tune_alpha(lambda a: float("nan"))
+
+    class Boom(Exception):
+        pass
+
+    def explode(alpha):
+        raise Boom("objective failed")
+
+    with pytest.raises(Boom):
+        cp.tune_alpha(explode)
+
+
+def test_plots_draw_histograms_and_alpha_curves(tmp_path):
+    pytest.importorskip("matplotlib")
+    from counterpoint import plots
+    figure = plots.score_histograms({"relevant": [0.1, 0.5, 0.7], "other": [0.0, 0.2]}, bins=5)
+    assert len(figure.axes[0].patches) == 10
+    figure.savefig(tmp_path / "histograms.png")
+    result = cp.tune_alpha(lambda a: -(a - 2) ** 2, method="grid", lo=0, hi=4, grid_step=1)
+    curve = plots.alpha_curve(result, metric="nDCG@10")
+    assert curve.axes[0].get_ylabel() == "nDCG@10"
+    curve.savefig(tmp_path / "alpha.png")
+    assert (tmp_path / "alpha.png").stat().st_size > 0
+    with pytest.raises(ValueError):
+        plots.score_histograms({})
+    with pytest.raises(ValueError):
+        plots.score_histograms({"x": [float("nan")]})
+    with pytest.raises(ValueError):
+        plots.alpha_curve({"curve": [], "best_alpha": 0, "best_score": 0})
+
+
+def test_every_public_name_is_documented():
+    for name in cp.__all__:
+        if name == "__version__":
+            continue
+        assert getattr(cp, name).__doc__, name
+    doc = cp.Index.search.__doc__
+    for argument in ("queries", "k:", "candidates", "scorer", "alpha", "stage1", "fusion:", "fusion_lambda",
+                     "guard", "prefix", "exclude"):
+        assert argument in doc, argument
