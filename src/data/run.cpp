@@ -84,6 +84,7 @@ RankedRun read_trec_run(const std::string& path) {
     }
     std::string query_id(fields[0]);
     entry.doc.doc_id = std::string(fields[2]);
+    if (query_id.empty() || entry.doc.doc_id.empty()) detail::throw_line_error(path, line.number, "empty query or document id");
     if (!seen[query_id].insert(entry.doc.doc_id).second) {
       detail::throw_line_error(path, line.number,
                                "document \"" + entry.doc.doc_id + "\" listed twice for query \"" +

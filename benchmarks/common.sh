@@ -1,0 +1,49 @@
+# Shared by the benchmark scripts in this folder (sourced, not run): locations of the CLI, the
+# data and the cache, and `record_run`, which runs one CLI configuration, keeps its log and adds a
+# row (with the exact command) to the table being built.
+set -euo pipefail
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+RESULTS="$BENCH_DIR/results"
+CACHE="$RESULTS/tmp"
+CLI="${COUNTERPOINT_BIN:-$ROOT/build-bench/bin/counterpoint}"
+export COUNTERPOINT_MODELS="${COUNTERPOINT_MODELS:-$ROOT/models/installed}"
+THREADS="${THREADS:-2}"
+PY=/usr/bin/python3
+
+[[ -x "$CLI" ]] || { echo "counterpoint CLI not found at $CLI: build it with
+  cmake -S $ROOT -B $ROOT/build-bench -G Ninja -DCOUNTERPOINT_BUILD_PYTHON=OFF && cmake --build $ROOT/build-bench --target counterpoint_cli
+or set COUNTERPOINT_BIN" >&2; exit 2; }
+mkdir -p "$CACHE/logs" "$CACHE/models" "$CACHE/indexes" "$CACHE/runs"
+
+require_file() { [[ -e "$1" ]] || { echo "missing $2: $1" >&2; exit 2; }; }
+
+# Rows of the table under construction, one JSON object per line (see make_table.py).
+start_table() { ROWS="$CACHE/$1.rows.jsonl"; : > "$ROWS"; }
+
+# record_run LABEL SET KIND -- COMMAND...   runs COMMAND, parses nDCG@10 (and tuned alpha) from
+# its output and appends a row. KIND: "eval" (a `counterpoint run`) or "train".
+record_run() {
+  local label="$1" set="$2" kind="$3"; shift 4
+  local log="$CACHE/logs/$(echo "$set-$label" | tr ' /+()' '_____').log"
+  local start end
+  start=$(date +%s.%N)
+  echo ">> $set / $label" >&2
+  "$@" > "$log" 2> "$log.err" || { echo "failed: $* (see $log.err)" >&2; tail -5 "$log.err" >&2; exit 1; }
+  end=$(date +%s.%N)
+  $PY "$BENCH_DIR/make_table.py" add-row --rows "$ROWS" --label "$label" --set "$set" --kind "$kind" \
+      --log "$log" --seconds "$(echo "$end - $start" | bc)" -- "$@"
+}
+
+# Trains a model once into the cache (reused afterwards); the training wall time goes into the table.
+train_once() {
+  local label="$1" set="$2" out="$3"; shift 3
+  if [[ -f "$out/manifest.json" ]]; then
+    echo ">> $set / $label: reusing $out" >&2
+    [[ -f "$out.row.json" ]] && cat "$out.row.json" >> "$ROWS"
+    return 0
+  fi
+  local before; before=$(wc -l < "$ROWS")
+  record_run "$label" "$set" train -- "$@"
+  tail -n +"$((before + 1))" "$ROWS" > "$out.row.json"
+}
