@@ -4,6 +4,7 @@ exact command that produced it); `write` turns the rows into results/<name>.json
 and prints the markdown table."""
 import argparse
 import json
+import os
 import re
 import shlex
 import sys
@@ -13,11 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def shorten(arg: str) -> str:
-    """Commands are recorded relative to the repository root so they read the same on any machine."""
-    try:
-        return str(Path(arg).resolve().relative_to(ROOT)) if arg.startswith("/") else arg
-    except ValueError:
+    """Paths in commands are recorded relative to the repository root (data as ../shared/...), so a
+    command reads the same on any checkout."""
+    if not arg.startswith("/") or not Path(arg).exists():
         return arg
+    resolved = Path(arg).resolve()
+    if resolved == ROOT.parent or ROOT.parent in resolved.parents:
+        return os.path.relpath(resolved, ROOT)
+    return arg
 
 
 def parse_log(text: str) -> dict:

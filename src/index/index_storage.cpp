@@ -407,7 +407,7 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
     const std::string bytes =
         read_section(dir, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
     st.dense_rows.resize(slots * o.dim);
-    std::memcpy(st.dense_rows.data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(st.dense_rows.data(), bytes.data(), bytes.size());
   }
   if (o.sparse_dim > 0) {
     const bool half = o.sparse_storage == IndexOptions::SparseStorage::kFloat16;
@@ -415,10 +415,10 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
     const std::string bytes = read_section(dir, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
     if (half) {
       st.sparse_f16.resize(n);
-      std::memcpy(st.sparse_f16.data(), bytes.data(), bytes.size());
+      if (!bytes.empty()) std::memcpy(st.sparse_f16.data(), bytes.data(), bytes.size());
     } else {
       st.sparse_f32.resize(n);
-      std::memcpy(st.sparse_f32.data(), bytes.data(), bytes.size());
+      if (!bytes.empty()) std::memcpy(st.sparse_f32.data(), bytes.data(), bytes.size());
     }
   }
   if (o.store_token_embeddings) {
@@ -438,7 +438,7 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
     for (std::uint64_t r : rows) {
       const float* p = reinterpret_cast<const float*>(cur.take(r * o.token_dim * 4));
       Matrix m(r, o.token_dim);
-      std::memcpy(m.data(), p, r * o.token_dim * 4);
+      if (r > 0) std::memcpy(m.data(), p, r * o.token_dim * 4);
       st.tokens.push_back(std::move(m));
     }
   }

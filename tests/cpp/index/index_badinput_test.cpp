@@ -218,6 +218,26 @@ TEST_F(IndexBadInput, LoadingAFileOrAnEmptyDirectoryFails) {
   EXPECT_THAT(error_of<CorruptFile>([&] { DocumentIndex::load(dir("empty")); }), HasSubstr("no header.json"));
 }
 
+// Regression: loading passed a null destination to memcpy for zero-length sections and
+// zero-row token matrices (undefined behaviour that UBSan reports).
+TEST_F(IndexBadInput, EmptyIndexesAndZeroRowDocumentsRoundTrip) {
+  for (const std::string kind : {"flat", "ivf"}) {
+    IndexOptions o = small_options();
+    o.kind = kind;
+    DocumentIndex(o).save(dir(kind));
+    const DocumentIndex empty = DocumentIndex::load(dir(kind));
+    EXPECT_EQ(empty.size(), 0u);
+    EXPECT_EQ(empty.search(Matrix(1, 4, 0.5f), 2).slots, (std::vector<Slot>{-1, -1}));
+  }
+  DocumentIndex index(small_options());
+  index.add({"none", "one"}, {"", "x"}, Matrix(2, 4, 0.5f), Matrix(2, 3, 0.1f), {Matrix(0, 2), Matrix(1, 2, 0.5f)});
+  index.remove({"one"});
+  index.save(dir());
+  const DocumentIndex loaded = DocumentIndex::load(dir());
+  EXPECT_EQ(loaded.token_embeddings(*loaded.slot_of("none")).rows, 0u);
+  EXPECT_FALSE(loaded.contains("one"));
+}
+
 TEST_F(IndexBadInput, ImplausibleHeadersAreCorruptEvenWithAValidChecksum) {
   small_index().save(dir());
   const std::string good = read_file(join_path(dir(), "header.json"));

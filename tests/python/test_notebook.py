@@ -1,0 +1,76 @@
+"""Runs examples/contradiction_retrieval.ipynb headless (nbclient, kernel "python3") and fails
+when any cell raises.
+
+The notebook needs the default models (use-lite-en and sparse-default) in $COUNTERPOINT_MODELS
+(default <repo>/models/installed). Without sparse-default the test is skipped, unless
+COUNTERPOINT_REQUIRE_MODELS=1, in which case missing models fail it.
+"""
+import os
+import pathlib
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+NOTEBOOK = REPO / "examples" / "contradiction_retrieval.ipynb"
+MODELS = pathlib.Path(os.environ.get("COUNTERPOINT_MODELS", REPO / "models" / "installed")).resolve()
+REQUIRED_MODELS = ("use-lite-en", "sparse-default")
+TIMEOUT_S = 600
+
+
+def _require_models():
+    missing = [name for name in REQUIRED_MODELS if not (MODELS / name / "manifest.json").is_file()]
+    if not missing:
+        return
+    message = (f"models {', '.join(missing)} not found in {MODELS}; install them with "
+               "models/install.sh (or set COUNTERPOINT_MODELS)")
+    if os.environ.get("COUNTERPOINT_REQUIRE_MODELS") == "1":
+        pytest.fail(message + " [COUNTERPOINT_REQUIRE_MODELS=1]")
+    if "sparse-default" in missing:
+        pytest.skip(message)
+    pytest.fail(message)
+
+
+def _kernel_environment():
+    env = dict(os.environ)
+    python_dir = str(REPO / "python")
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([python_dir] + [p for p in paths if p != python_dir])
+    env["COUNTERPOINT_MODELS"] = str(MODELS)
+    env["MPLBACKEND"] = "Agg"
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    return env
+
+
+def test_notebook_has_no_committed_outputs():
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.read(str(NOTEBOOK), as_version=4)
+    nbformat.validate(notebook)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, "notebook is committed with outputs"
+
+
+def test_notebook_runs_without_errors():
+    _require_models()
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.read(str(NOTEBOOK), as_version=4)
+    client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=TIMEOUT_S,
+                                     resources={"metadata": {"path": str(REPO)}})
+    start = time.perf_counter()
+    try:
+        client.execute(cwd=str(REPO), env=_kernel_environment())
+    except CellExecutionError as error:
+        pytest.fail(f"a notebook cell failed:\n{error}")
+    elapsed = time.perf_counter() - start
+    print(f"\nnotebook executed in {elapsed:.1f} s")
+
+    errors = [output for cell in notebook.cells if cell.cell_type == "code"
+              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    assert not errors, errors
+    executed = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert executed and all(cell.execution_count for cell in executed), "some cells were not executed"
