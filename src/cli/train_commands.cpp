@@ -19,8 +19,9 @@ namespace counterpoint::cli {
 namespace {
 
 struct TrainArgs {
-  std::string loss, base = "use-lite-en", dense_model = "use-lite-en", data = "tsv", dataset, qrels, pairs,
-              triples, dev_triples, out, name, prefix, sparsity = "hoyer", curriculum = "mixed";
+  std::string loss, base = "use-lite-en", dense_model = "use-lite-en", data = "tsv", dataset, qrels, pairs, out,
+              name, prefix, sparsity = "hoyer", curriculum = "mixed";
+  std::vector<std::string> triples, dev_triples;
   std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000;
   double lr = 2e-5, temperature = 0.02, weight_decay = 0.01, warmup = 0.1, hard_weight = 0.0;
   std::uint64_t seed = 42;
@@ -28,13 +29,22 @@ struct TrainArgs {
   bool has_prefix = false;
 };
 
+std::vector<training::Triple> load_triple_files(const std::vector<std::string>& paths) {
+  std::vector<training::Triple> all;
+  for (const auto& path : paths) {
+    auto part = training::load_tsv_triples(path);
+    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return all;
+}
+
 std::vector<training::Triple> build_triples(const TrainArgs& a) {
   const auto need = [](const std::string& value, const char* flag) {
     if (value.empty()) throw InvalidArgument(std::string("this --data source needs ") + flag);
   };
   if (a.data == "tsv") {
-    need(a.triples, "--triples");
-    return training::load_tsv_triples(a.triples);
+    if (a.triples.empty()) throw InvalidArgument("--data tsv needs --triples FILE [FILE ...]");
+    return load_triple_files(a.triples);
   }
   if (a.data == "arguana") {
     need(a.dataset, "--dataset");
@@ -110,10 +120,10 @@ void add_train_commands(CLI::App& app) {
     cmd->add_option("--dataset", a->dataset, "BEIR dataset directory (arguana, sick, stance)");
     cmd->add_option("--qrels", a->qrels, "Qrels of the training split (arguana, stance)");
     cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv");
-    cmd->add_option("--triples", a->triples, "anchor<TAB>positive<TAB>negative[<TAB>group] file");
+    cmd->add_option("--triples", a->triples, "anchor<TAB>positive<TAB>negative[<TAB>group] files");
     cmd->add_option("--curriculum", a->curriculum, "Stance curriculum: homogeneous or mixed");
     cmd->add_option("--stance-count", a->stance_count, "Stance triples to draw");
-    cmd->add_option("--dev-triples", a->dev_triples, "Held-out triples: tune alpha and record dev nDCG@10");
+    cmd->add_option("--dev-triples", a->dev_triples, "Held-out triple files: tune alpha and record dev nDCG@10");
     cmd->add_option("--dense-model", a->dense_model, "E used with the trained Es when tuning alpha");
     cmd->add_option("--out", a->out, "Model directory to write")->required();
     cmd->add_option("--name", a->name, "Model name in the manifest");
@@ -148,8 +158,9 @@ void add_train_commands(CLI::App& app) {
       config.threads = a->threads;
       config.output_dir = a->out;
       config.model_name = a->name;
-      config.data_description = a->data + (a->triples.empty() ? "" : ":" + a->triples) +
-                                (a->dataset.empty() ? "" : ":" + a->dataset);
+      config.data_description = a->data;
+      for (const auto& file : a->triples) config.data_description += ":" + file;
+      if (!a->dataset.empty()) config.data_description += ":" + a->dataset;
       if (a->has_prefix) config.query_prefix = a->prefix;
       const auto report = training::train(resolve_model(a->base), triples, config,
                                           [](const training::TrainProgress& p) {
@@ -163,7 +174,7 @@ void add_train_commands(CLI::App& app) {
       if (a->dev_triples.empty()) return;
 
       // Alpha on held-out triples, recorded in the new model's manifest.
-      const DevTask task = dev_task(training::load_tsv_triples(a->dev_triples));
+      const DevTask task = dev_task(load_triple_files(a->dev_triples));
       auto dense = load_encoder(a->dense_model, a->threads);
       auto sparse = Encoder::load(a->out, EncoderConfig{a->threads});
       index::IndexOptions options;

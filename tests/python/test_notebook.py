@@ -38,6 +38,7 @@ def _kernel_environment():
     env["PYTHONPATH"] = os.pathsep.join([python_dir] + [p for p in paths if p != python_dir])
     env["COUNTERPOINT_MODELS"] = str(MODELS)
     env["MPLBACKEND"] = "Agg"
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     env.pop("DISPLAY", None)
     env.pop("WAYLAND_DISPLAY", None)
     return env

@@ -145,7 +145,9 @@ TEST_F(IndexBadInput, EveryTruncationOfEveryFileIsCorrupt) {
       with_file(name, bytes.substr(0, keep), [&] {
         const std::string error = load_error();
         ASSERT_THAT(error, HasSubstr("index " + dir() + ": ")) << name << " cut to " << keep;
-        if (name != "header.json") ASSERT_THAT(error, HasSubstr(name + " has " + std::to_string(keep) + " bytes"));
+        if (name != "header.json") {
+          ASSERT_THAT(error, HasSubstr(name + " has " + std::to_string(keep) + " bytes"));
+        }
         ++loads;
       });
     }
@@ -159,15 +161,15 @@ TEST_F(IndexBadInput, EveryFlippedByteOfEveryFileIsCorrupt) {
   for (const std::string name : {"header.json", "documents.bin", "sparse.bin", "tokens.bin", "faiss.bin"}) {
     const std::string bytes = read_file(join_path(dir(), name));
     for (std::size_t at = 0; at < bytes.size(); ++at) {
-      for (const unsigned char mask : {0x01, 0x80}) {
-        std::string damaged = bytes;
-        damaged[at] = char(damaged[at] ^ mask);
-        with_file(name, damaged, [&] {
-          const std::string error = load_error();
-          ASSERT_THAT(error, HasSubstr("index " + dir() + ": ")) << name << " byte " << at;
-          if (name != "header.json") ASSERT_THAT(error, HasSubstr(name + " fails its SHA-256 checksum"));
-        });
-      }
+      std::string damaged = bytes;
+      damaged[at] = char(damaged[at] ^ (at % 2 ? 0x80 : 0x01));  // low and high bits alternately
+      with_file(name, damaged, [&] {
+        const std::string error = load_error();
+        ASSERT_THAT(error, HasSubstr("index " + dir() + ": ")) << name << " byte " << at;
+        if (name != "header.json") {
+          ASSERT_THAT(error, HasSubstr(name + " fails its SHA-256 checksum"));
+        }
+      });
     }
   }
 }
@@ -267,6 +269,18 @@ TEST_F(IndexBadInput, ImplausibleHeadersAreCorruptEvenWithAValidChecksum) {
   EXPECT_THAT(load_error(), HasSubstr("header.json lacks field 'sections'"));
   reset();
   EXPECT_EQ(DocumentIndex::load(dir()).size(), 2u);
+}
+
+// Fails at present: header fields read with nlohmann's get<int>/get<size_t> accept JSON floats
+// by truncating them (1.5 -> 1), and out-of-range floats are undefined behaviour.
+TEST_F(IndexBadInput, NonIntegralNumbersInTheHeaderAreCorrupt) {
+  small_index().save(dir());
+  const std::string good = read_file(join_path(dir(), "header.json"));
+  rewrite_header([](nlohmann::json& h) { h["version"] = 1.5; });
+  EXPECT_THAT(load_error(), HasSubstr("header.json field 'version' has the wrong type"));
+  write_file_atomic(join_path(dir(), "header.json"), good);
+  rewrite_header([](nlohmann::json& h) { h["options"]["dim"] = 4.5; });
+  EXPECT_THAT(load_error(), HasSubstr("header.json field 'dim' has the wrong type"));
 }
 
 }  // namespace

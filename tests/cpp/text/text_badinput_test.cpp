@@ -47,23 +47,30 @@ std::string invalid_message(const std::function<void()>& fn) {
 
 }  // namespace
 
+// NUL and control characters are ordinary unknown code points: never rejected or dropped.
+// The lattice quirks listed in use_unigram.h decide the ids: here the unknown run takes over
+// the piece before it ("▁a"), and adjacent unknowns collapse into one id 0.
 TEST(UseUnigramBadInput, NulAndControlCharactersAreUnknownCodePoints) {
   const auto t = unigram();
-  EXPECT_THAT(t.encode(std::string("a\0b", 3), 0).ids, ElementsAre(7, 0, 8));
-  EXPECT_THAT(t.encode("a\x01\x1F" "b", 0).ids, ElementsAre(7, 0, 8));  // one id 0 for the run
-  EXPECT_THAT(t.encode(std::string(1, '\0'), 0).ids, ElementsAre(9, 0));
+  EXPECT_THAT(t.encode(std::string("a\0b", 3), 0).ids, ElementsAre(0, 8));
+  EXPECT_THAT(t.encode("a\x01\x1F" "b", 0).ids, ElementsAre(0, 8));
+  EXPECT_THAT(t.encode(std::string(1, '\0'), 0).ids, ElementsAre(0));
+  EXPECT_THAT(t.encode("ab\x7F", 0).ids, ElementsAre(0));
 }
 
 TEST(UseUnigramBadInput, WhitespaceOnlyTextBecomesWordBoundaryPieces) {
   const auto t = unigram();
   EXPECT_THAT(t.encode("  ", 0).ids, ElementsAre(9, 9, 9));  // leading ▁ plus one per space
-  EXPECT_THAT(t.encode("\t", 0).ids, ElementsAre(9, 0));     // only U+0020 becomes ▁
+  EXPECT_THAT(t.encode("\t", 0).ids, ElementsAre(0));        // only U+0020 becomes ▁
 }
 
-TEST(UseUnigramBadInput, MixedScriptsAndEmojiUseTheirPiecesOrIdZero) {
+// The back-trace steps back by UTF-16 length (use_unigram.h), so a piece outside the BMP
+// (the emoji, two UTF-16 units) also covers the code point before it.
+TEST(UseUnigramBadInput, MixedScriptsAndEmojiFollowTheUtf16BackTrace) {
   const auto t = unigram();
-  EXPECT_THAT(t.encode("ab\u4E2D\U0001F600", 0).ids, ElementsAre(6, 11, 10));
-  EXPECT_THAT(t.encode("a\u0416\U0001F600", 0).ids, ElementsAre(7, 0, 10));  // Cyrillic Ж is unknown
+  EXPECT_THAT(t.encode("ab\u4E2D", 0).ids, ElementsAre(6, 11));
+  EXPECT_THAT(t.encode("ab\u4E2D\U0001F600", 0).ids, ElementsAre(6, 10));
+  EXPECT_THAT(t.encode("a\u0416\U0001F600", 0).ids, ElementsAre(7, 10));
 }
 
 TEST(WordPieceBadInput, MixedScriptsAndEmojiSplitIntoWords) {

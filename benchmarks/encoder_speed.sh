@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Encoder throughput (docs/s) and peak RSS on the first N ArguAna corpus texts, 2 threads:
+# the library's C++ encoder (through the Python binding, and end to end as `counterpoint index
+# build`), the same TorchScript module driven from Python in a plain loop with unsorted batches, and
+# the original TF.js model in Node (models/use_lite/bench_reference.mjs, where its runtime exists).
+#
+#   benchmarks/encoder_speed.sh [--data DIR] [--count 1000] [--node-count 128] [--ref-dir /tmp/npmx/ref]
+#
+# Writes benchmarks/results/encoder_speed.{json,md}.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+DATA="$ROOT/../shared/data" COUNT=1000 NODE_COUNT=128 REF_DIR=/tmp/npmx/ref
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --data) DATA="$2"; shift 2 ;;
+    --count) COUNT="$2"; shift 2 ;;
+    --node-count) NODE_COUNT="$2"; shift 2 ;;
+    --ref-dir) REF_DIR="$2"; shift 2 ;;
+    *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+
+CORPUS="$(cd "$DATA" && pwd)/arguana/corpus.jsonl"
+require_file "$CORPUS" "ArguAna corpus"
+MODEL="$COUNTERPOINT_MODELS/use-lite-en"
+EXCERPT="$CACHE/arguana-first-$COUNT.jsonl"
+head -n "$COUNT" "$CORPUS" > "$EXCERPT"
+
+start_table encoder_speed
+# Each measurement: one JSON line on stdout, /usr/bin/time -v on stderr.
+measure() {
+  local label="$1"; shift
+  local log="$CACHE/logs/speed-$(echo "$label" | tr -c 'A-Za-z0-9.\n-' '_').log"
+  echo ">> $label" >&2
+  local start end
+  start=$(date +%s.%N)
+  /usr/bin/time -v "$@" > "$log" 2> "$log.err" || { echo "failed: $* (see $log.err)" >&2; tail -3 "$log.err" >&2; return 1; }
+  end=$(date +%s.%N)
+  BENCH_DIR="$BENCH_DIR" "$PY" - "$log" "$label" "$(echo "$end - $start" | bc)" "$ROWS" "$@" <<'PYEOF'
+import json, os, re, shlex, sys
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from make_table import shorten
+log, label, wall, rows, command = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+from pathlib import Path
+text, err = Path(log).read_text(), Path(log + ".err").read_text()
+row = {"label": label, "process_seconds": round(wall, 1)}
+for line in text.splitlines():
+    if line.startswith("{"):
+        row.update(json.loads(line))
+m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+row["peak_rss_mib"] = round(int(m.group(1)) / 1024, 1) if m else None
+if "docs_per_second" not in row and "documents" in row:
+    row["docs_per_second"] = round(row["documents"] / wall, 1)
+row["command"] = " ".join(shlex.quote(shorten(a)) for a in command)
+open(rows, "a").write(json.dumps(row) + "\n")
+PYEOF
+}
+
+measure "C++ encoder (Python binding, encode only)" \
+  env PYTHONPATH="$ROOT/python" "$PY" "$BENCH_DIR/encoder_speed.py" --impl cpp --corpus "$CORPUS" --model "$MODEL" --count "$COUNT" --threads "$THREADS"
+rm -rf "$CACHE/indexes/speed-$COUNT"
+measure "C++ CLI index build (load + encode + index, end to end)" \
+  sh -c "\"$CLI\" index build --corpus \"$EXCERPT\" --out \"$CACHE/indexes/speed-$COUNT\" --threads $THREADS >/dev/null && echo '{\"documents\": $COUNT}'"
+measure "TorchScript from Python, plain loop, unsorted batches" \
+  "$PY" "$BENCH_DIR/encoder_speed.py" --impl torch --corpus "$CORPUS" --model "$MODEL" --count "$COUNT" --threads "$THREADS"
+if [[ -d "$REF_DIR/node_modules/@energetic-ai" && -d "$ROOT/models/cache/use-lite/package" ]]; then
+  measure "TF.js original in Node (bench_reference.mjs)" \
+    node "$ROOT/models/use_lite/bench_reference.mjs" --ref-dir "$REF_DIR" --package-dir "$ROOT/models/cache/use-lite/package" \
+    --corpus "$CORPUS" --count "$NODE_COUNT" --batch 32 || echo "TF.js reference failed; row left out" >&2
+else
+  echo "TF.js reference runtime not found under $REF_DIR; row left out" >&2
+fi
+
+"$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name encoder_speed \
+  --title "Encoder throughput, first $COUNT ArguAna corpus texts, $THREADS threads, batch 32" \
+  --columns label,documents,docs_per_second,seconds,process_seconds,peak_rss_mib \
+  --note "seconds = encoding only (after one warm-up batch); process_seconds = the whole process incl. model load; peak RSS from /usr/bin/time -v. The machine's 2 cores were shared with other jobs, so absolute numbers are noisy; compare rows of one run."
