@@ -49,6 +49,12 @@ for line in text.splitlines():
         row.update(json.loads(line))
 m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
 row["peak_rss_mib"] = round(int(m.group(1)) / 1024, 1) if m else None
+m = re.search(r"User time \(seconds\): ([0-9.]+)\n\s*System time \(seconds\): ([0-9.]+)", err)
+if m:
+    # CPU seconds of the whole process (model load included): robust to other jobs sharing the cores.
+    row["process_cpu_seconds"] = round(float(m.group(1)) + float(m.group(2)), 1)
+    if "documents" in row:
+        row["docs_per_cpu_second"] = round(row["documents"] / max(row["process_cpu_seconds"], 1e-9), 1)
 if "docs_per_second" not in row and "documents" in row:
     row["docs_per_second"] = round(row["documents"] / wall, 1)
 row["command"] = " ".join(shlex.quote(shorten(a)) for a in command)
@@ -73,5 +79,5 @@ fi
 
 "$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name encoder_speed \
   --title "Encoder throughput, first $COUNT ArguAna corpus texts, $THREADS threads, batch 32" \
-  --columns label,documents,docs_per_second,seconds,process_seconds,peak_rss_mib \
-  --note "seconds = encoding only (after one warm-up batch); process_seconds = the whole process incl. model load; peak RSS from /usr/bin/time -v. The machine's 2 cores were shared with other jobs, so absolute numbers are noisy; compare rows of one run."
+  --columns label,documents,docs_per_second,seconds,process_seconds,process_cpu_seconds,docs_per_cpu_second,peak_rss_mib \
+  --note "seconds = encoding only (after one warm-up batch); process_seconds = the whole process incl. model load; peak RSS and CPU seconds (user + sys, whole process) from /usr/bin/time -v. The machine's 2 cores were shared with other jobs (load 10-17), so wall-clock docs/s are far below what 2 free cores give; docs per CPU second is the fairer comparison."

@@ -66,11 +66,14 @@ def add_row(args: argparse.Namespace) -> None:
         out.write(json.dumps(row) + "\n")
 
 
-def fmt(value) -> str:
+SCORE_COLUMNS = {"ndcg@10", "recall@100", "mrr@10", "acc@1", "alpha", "tuned_ndcg@10", "final_loss"}
+
+
+def fmt(column: str, value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.4f}" if abs(value) < 10 else f"{value:.1f}"
+        return f"{value:.4f}" if column in SCORE_COLUMNS else f"{value:.1f}"
     return str(value)
 
 
@@ -79,16 +82,17 @@ def write(args: argparse.Namespace) -> None:
     columns = args.columns.split(",")
     meta = json.loads(args.meta) if args.meta else {}
     out_dir = ROOT / "benchmarks" / "results"
-    (out_dir / f"{args.name}.json").write_text(json.dumps({"benchmark": args.name, **meta, "rows": rows}, indent=2) + "\n")
     lines = [f"# {args.title}", ""]
     if args.note:
         lines += [args.note, ""]
     lines.append("| " + " | ".join(columns + ["command"]) + " |")
     lines.append("|" + "---|" * (len(columns) + 1))
     for row in rows:
-        cells = [fmt(row.get(c)) for c in columns]
+        row["command"] = " ".join(shlex.quote(shorten(a)) for a in shlex.split(row["command"]))
+        cells = [fmt(c, row.get(c)) for c in columns]
         lines.append("| " + " | ".join(cells) + " | `" + row["command"].replace("|", "\\|") + "` |")
     table = "\n".join(lines) + "\n"
+    (out_dir / f"{args.name}.json").write_text(json.dumps({"benchmark": args.name, **meta, "rows": rows}, indent=2) + "\n")
     (out_dir / f"{args.name}.md").write_text(table)
     sys.stdout.write(table)
 

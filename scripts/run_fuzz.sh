@@ -23,6 +23,9 @@ for t in "${TARGETS[@]}"; do build_targets+=("${t}_fuzzer"); done
 say "building ${build_targets[*]}"
 cmake --build "$BUILD" --target "${build_targets[@]}" -j "$JOBS"
 
+# The file-reading targets write their inputs under the temporary directory.
+export TMPDIR="$BUILD/tmp"
+mkdir -p "$TMPDIR"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 failed=()
@@ -47,6 +50,7 @@ for t in "${TARGETS[@]}"; do
     failed+=("$t")
   fi
 done
+rm -rf "$TMPDIR"
 if ((${#failed[@]})); then
   say "crashing targets: ${failed[*]}"
   exit 1

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds the unit tests in build-asan with AddressSanitizer + UndefinedBehaviorSanitizer
-# (Debug, no Python, no benchmarks) and runs them with leak detection. By default it runs the
-# layers whose tests load no libtorch (core, text, index, data, eval); pass layer names to
-# choose others, e.g. scripts/run_sanitized_tests.sh scoring retrieval encoder (see
-# docs/ROBUSTNESS.md for what libtorch does under ASan). Exits non-zero on any failure or report.
+# (Debug, no Python, no benchmarks) and runs them with leak detection. By default it runs every
+# layer except training: the torch-free ones (core, text, index, data, eval) and the ones that
+# link libtorch (scoring, encoder, retrieval), which runs fine under ASan though libtorch
+# itself is not instrumented. Pass layer names to choose others. Exits non-zero on any test
+# failure or sanitizer report.
 # Usage: scripts/run_sanitized_tests.sh [LAYER...]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${COUNTERPOINT_ASAN_BUILD:-$ROOT/build-asan}"
 JOBS="${COUNTERPOINT_JOBS:-1}"
-if [[ $# -gt 0 ]]; then LAYERS=("$@"); else LAYERS=(core text index data eval); fi
+if [[ $# -gt 0 ]]; then LAYERS=("$@"); else LAYERS=(core text index data eval scoring encoder retrieval); fi
 say() { printf '\033[1m[asan]\033[0m %s\n' "$*"; }
 start=$(date +%s)
 

@@ -12,7 +12,6 @@ echo "[counterpoint] model sparse-default: training with SparseCL from use-lite-
 cd "$HERE"  # relative data paths, so the manifest records no machine-specific directory
 COUNTERPOINT_MODELS="$DEST" "$BUILD/bin/counterpoint" train sparsecl \
   --base use-lite-en --name sparse-default \
-  --data tsv --triples data/triples.tsv data/triples_minimal.tsv \
-  --dev-triples data/dev_triples.tsv data/dev_triples_minimal.tsv \
+  --data tsv --triples data/triples.tsv --dev-triples data/dev_triples.tsv \
   --epochs 3 --batch-size 32 --lr 1e-4 --temperature 0.02 --seed 42 \
   --out "$DEST/sparse-default"
