@@ -1,6 +1,7 @@
 #include "counterpoint/encoder/manifest.h"
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
 
 namespace counterpoint {
@@ -27,6 +28,9 @@ template <typename T>
 T required(const nlohmann::json& j, const char* key, const std::string& origin) {
   auto it = j.find(key);
   if (it == j.end()) throw CorruptFile(origin + ": missing field '" + key + "'");
+  if (!json_holds<T>(*it)) {
+    throw CorruptFile(origin + ": field '" + key + "' has the wrong type (" + std::string(it->type_name()) + ")");
+  }
   try {
     return it->get<T>();
   } catch (const nlohmann::json::exception&) {

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
 #include "document_index_state.h"
 
@@ -126,6 +127,7 @@ template <typename T>
 T field(const json& j, const char* key, const std::string& dir) {
   auto it = j.find(key);
   if (it == j.end()) corrupt(dir, std::string("header.json lacks field '") + key + "'");
+  if (!json_holds<T>(*it)) corrupt(dir, std::string("header.json field '") + key + "' has the wrong type");
   try {
     return it->get<T>();
   } catch (const json::exception&) {
