@@ -10,20 +10,7 @@ using namespace counterpoint;
 using namespace counterpoint::data;
 using counterpoint::testing_support::fixture;
 using counterpoint::testing_support::scratch_file;
-
-namespace {
-
-template <typename Load>
-std::string corrupt_message(Load load) {
-  try {
-    load();
-  } catch (const CorruptFile& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using counterpoint::testing_support::corrupt_message;
 
 TEST(JsonlDocuments, AcceptsIdOrUnderscoreIdAndOptionalTitle) {
   std::vector<Document> docs = load_jsonl_documents(fixture("passages.jsonl"));

@@ -17,16 +17,7 @@ namespace counterpoint::data {
 namespace {
 
 using testing_support::scratch_file;
-
-template <typename Load>
-std::string corrupt_message(Load load) {
-  try {
-    load();
-  } catch (const CorruptFile& e) {
-    return e.what();
-  }
-  return "no CorruptFile";
-}
+using testing_support::corrupt_message;
 
 TEST(DataBadInput, NulByteInAJsonLineIsMalformed) {
   const std::string path = scratch_file("nul.jsonl", std::string("{\"_id\": \"a\", \"text\": \"x\0y\"}\n", 28));

@@ -8,21 +8,7 @@
 using namespace counterpoint;
 using namespace counterpoint::data;
 using counterpoint::testing_support::scratch_file;
-
-namespace {
-
-// The message of the CorruptFile that `load` throws, or "" when it throws nothing.
-template <typename Load>
-std::string corrupt_message(Load load) {
-  try {
-    load();
-  } catch (const CorruptFile& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
+using counterpoint::testing_support::corrupt_message;
 
 TEST(Jsonl, SkipsBomBlankLinesAndCarriageReturnsAndReportsLineNumbers) {
   std::string path =

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 
 namespace counterpoint::testing_support {
@@ -28,6 +29,17 @@ inline std::string fixture(const std::string& relative) {
 inline std::string shared_data_dir() {
   if (const char* dir = std::getenv("COUNTERPOINT_SHARED_DATA")) return dir;
   return std::string(COUNTERPOINT_SOURCE_DIR) + "/../shared/data";
+}
+
+// The message of the CorruptFile that `load` throws, or "" when it throws nothing.
+template <typename Load>
+std::string corrupt_message(Load load) {
+  try {
+    load();
+  } catch (const CorruptFile& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace counterpoint::testing_support
