@@ -96,14 +96,6 @@ DevTask dev_task(const std::vector<training::Triple>& triples) {
   return task;
 }
 
-data::RankedRun as_run(const DevTask& task, const std::vector<std::vector<retrieval::Hit>>& hits) {
-  data::RankedRun run;
-  for (std::size_t q = 0; q < hits.size(); ++q) {
-    for (const auto& h : hits[q]) run[task.query_ids[q]].push_back({h.id, h.score});
-  }
-  return run;
-}
-
 }  // namespace
 
 void add_train_commands(CLI::App& app) {
@@ -191,7 +183,7 @@ void add_train_commands(CLI::App& app) {
         auto o = search;
         o.alpha = float(alpha);
         if (alpha == 0.0) o.scorer = retrieval::Scorer::kCosine;
-        return eval::evaluate(as_run(task, retriever.search_encoded(encoded, o)), task.qrels, {"ndcg@10"})
+        return eval::evaluate(ranked_run(task.query_ids, retriever.search_encoded(encoded, o)), task.qrels, {"ndcg@10"})
             .mean.at("ndcg@10");
       };
       const double cosine_only = ndcg(0.0);
