@@ -14,7 +14,7 @@ void for_each_jsonl(const std::string& path,
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line.text.begin(), line.text.end());
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
       detail::throw_line_error(path, line.number, std::string("malformed JSON: ") + e.what());
     }
     visit(value, line.number);

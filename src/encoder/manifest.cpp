@@ -58,7 +58,7 @@ ModelManifest ModelManifest::parse(const std::string& json_text, const std::stri
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw CorruptFile(origin + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw CorruptFile(origin + ": expected a JSON object");

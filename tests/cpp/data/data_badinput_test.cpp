@@ -24,6 +24,12 @@ TEST(DataBadInput, NulByteInAJsonLineIsMalformed) {
   EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1: malformed JSON", 0), 0u);
 }
 
+// Found by the JSONL fuzzer: a number too large for a double escaped as nlohmann's out_of_range.
+TEST(DataBadInput, NumberOverflowInAJsonLineIsMalformed) {
+  const std::string path = scratch_file("overflow.jsonl", "{\"_id\": \"a\", \"text\": \"x\", \"n\": 3e3333333}\n");
+  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1: malformed JSON", 0), 0u);
+}
+
 TEST(DataBadInput, FileCutOffMidLineNamesTheLastLine) {
   const std::string path = scratch_file("cut.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"te");
   EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":2: malformed JSON", 0), 0u);

@@ -122,12 +122,23 @@ std::string manifest_error(const std::string& field, double value) {
   return "no CorruptFile";
 }
 
-// Fails at present: integer fields read with nlohmann's get<int>/get<long long> accept JSON
-// floats by truncating them, and out-of-range floats (1e300) are undefined behaviour.
+// nlohmann's get<int> would truncate 1.5 to 1 and treat 1e300 with undefined behaviour; integer
+// fields must be JSON integers in range.
 TEST(ManifestBadInput, NonIntegralNumbersAreTheWrongType) {
   EXPECT_EQ(manifest_error("format_version", 1.5), "manifest.json: field 'format_version' has the wrong type (number)");
   EXPECT_EQ(manifest_error("embedding_dim", 32.5), "manifest.json: field 'embedding_dim' has the wrong type (number)");
   EXPECT_EQ(manifest_error("max_length", 1e300), "manifest.json: field 'max_length' has the wrong type (number)");
+}
+
+// Found by the manifest fuzzer: a number too large for a double made the JSON parser throw
+// out_of_range, which escaped as an unexpected exception type.
+TEST(ManifestBadInput, NumberOverflowIsNotValidJson) {
+  try {
+    ModelManifest::parse("{\"format\": \"counterpoint-model\", \"format_version\": 1e999}", "manifest.json");
+    FAIL() << "accepted";
+  } catch (const CorruptFile& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("manifest.json: not valid JSON", 0), 0u) << e.what();
+  }
 }
 
 }  // namespace
