@@ -28,6 +28,15 @@ export TMPDIR="$BUILD/tmp"
 mkdir -p "$TMPDIR"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# COUNTERPOINT_FUZZ_RUNS=N makes every target run exactly N inputs from a fixed seed and a
+# fresh copy of the seed corpus, so CI is reproducible; otherwise each target fuzzes for
+# SECONDS_PER_TARGET seconds from where earlier runs left its corpus.
+if [[ -n "${COUNTERPOINT_FUZZ_RUNS:-}" ]]; then
+  BUDGET=(-seed=1 -runs="$COUNTERPOINT_FUZZ_RUNS")
+  rm -rf "$BUILD/corpus"
+else
+  BUDGET=(-max_total_time="$SECONDS_PER_TARGET")
+fi
 failed=()
 for t in "${TARGETS[@]}"; do
   work="$BUILD/corpus/$t"
@@ -39,9 +48,9 @@ for t in "${TARGETS[@]}"; do
     "$BUILD/bin/make_index_seed" "$work/generated_raw" 0
     "$BUILD/bin/make_index_seed" "$work/generated_resealed" 1
   fi
-  say "$t: ${SECONDS_PER_TARGET}s from $(ls "$work" | wc -l) inputs"
+  say "$t: ${BUDGET[*]} from $(ls "$work" | wc -l) inputs"
   log="$BUILD/artifacts/$t.log"
-  if "$BUILD/bin/${t}_fuzzer" "$work" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
+  if "$BUILD/bin/${t}_fuzzer" "$work" "${BUDGET[@]}" -timeout=20 \
        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1; then
     say "$t: ok ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs)"
   else
@@ -55,4 +64,4 @@ if ((${#failed[@]})); then
   say "crashing targets: ${failed[*]}"
   exit 1
 fi
-say "all ${#TARGETS[@]} targets ran ${SECONDS_PER_TARGET}s without a crash"
+say "all ${#TARGETS[@]} targets ran (${BUDGET[*]}) without a crash"
