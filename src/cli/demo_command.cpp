@@ -60,7 +60,8 @@ void add_demo_command(CLI::App& app) {
     auto encoder = Encoder::load(resolve(a->model), config);
     auto sparse = Encoder::load(resolve(a->sparse_model), config);
     float alpha = a->alpha;
-    if (alpha < 0) alpha = sparse->manifest().training.value("alpha", 1.0f);
+    const auto& training = sparse->manifest().training;
+    if (alpha < 0) alpha = training.is_object() && training.contains("alpha") ? training["alpha"].get<float>() : 1.0f;
 
     const auto dataset = data::load_beir(a->corpus);
     const std::string qrels_file = a->qrels.empty() ? data::qrels_path(a->corpus, "contradictions") : a->qrels;

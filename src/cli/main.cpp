@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::cerr << "counterpoint: " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "counterpoint: unexpected error: " << e.what() << "\n";
+    return 1;
   }
   return 0;
 }

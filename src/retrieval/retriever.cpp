@@ -129,7 +129,7 @@ void Retriever::validate(const EncodedQueries& queries, const SearchOptions& opt
   }
   if (!std::isfinite(options.alpha)) throw InvalidArgument("alpha must be finite");
   if (!std::isfinite(options.fusion_lambda)) throw InvalidArgument("fusion_lambda must be finite");
-  const std::size_t n = queries.dense.rows();
+  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   if (options.stage1 != Stage1::kBm25) {
     require_width(queries.dense, index_->options().dim, "query embeddings");
     require_finite(queries.dense, "query embeddings");

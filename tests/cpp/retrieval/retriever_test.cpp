@@ -107,6 +107,21 @@ TEST(Retriever, HybridFusionCountsDocumentsFoundByOneListOnly) {
   EXPECT_NEAR(hits[0][0].score, hits[0][0].stage1, 1e-6);
 }
 
+TEST(Retriever, Bm25AloneNeedsOnlyTheQueryTexts) {
+  auto f = make_fixture();
+  EncodedQueries texts_only;
+  texts_only.texts = {"weather"};
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 1;
+  options.stage1 = Stage1::kBm25;
+  const auto hits = retriever.search_encoded(texts_only, options);
+  ASSERT_EQ(hits.size(), 1u);
+  ASSERT_EQ(hits[0].size(), 1u);
+  EXPECT_EQ(hits[0][0].id, "far");
+  EXPECT_FLOAT_EQ(hits[0][0].score, hits[0][0].bm25);
+}
+
 TEST(Retriever, RejectsImpossibleRequestsWithClearErrors) {
   auto f = make_fixture();
   Retriever retriever(f.index, nullptr);
