@@ -4,12 +4,12 @@
 # build`), the same TorchScript module driven from Python in a plain loop with unsorted batches, and
 # the original TF.js model in Node (models/use_lite/bench_reference.mjs, where its runtime exists).
 #
-#   benchmarks/encoder_speed.sh [--data DIR] [--count 1000] [--node-count 128] [--ref-dir /tmp/npmx/ref]
+#   benchmarks/encoder_speed.sh [--data DIR] [--count 1000] [--node-count 128] [--ref-dir models/cache/reference-runtime]
 #
 # Writes benchmarks/results/encoder_speed.{json,md}.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-DATA="$ROOT/../shared/data" COUNT=1000 NODE_COUNT=128 REF_DIR=/tmp/npmx/ref
+DATA="$ROOT/../shared/data" COUNT=1000 NODE_COUNT=128 REF_DIR=models/cache/reference-runtime
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;

@@ -8,7 +8,7 @@ import { loadReference, parseArgs, readJsonl } from "./reference.mjs";
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
-    refDir: "/tmp/npmx/ref",
+    refDir: "models/cache/reference-runtime",
     packageDir: "models/cache/use-lite/package",
     corpus: "../shared/data/arguana/corpus.jsonl",
     count: "200",

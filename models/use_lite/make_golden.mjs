@@ -65,7 +65,7 @@ const round7 = (value) => Number(value.toPrecision(7));
 
 async function main() {
   const args = parseArgs(process.argv.slice(2), {
-    refDir: "/tmp/npmx/ref",
+    refDir: "models/cache/reference-runtime",
     packageDir: "models/cache/use-lite/package",
     dataDir: "../shared/data",
     out: "tests/fixtures/use_lite_golden.json",
