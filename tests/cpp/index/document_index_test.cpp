@@ -1,6 +1,7 @@
 // DocumentIndex: stage-1 search for every kind, add/remove bookkeeping, validation,
 // stage-2 accessors and the concurrency contract.
 #include "counterpoint/index/dense_index.h"
+#include "index_test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,14 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Matrix random_rows(std::size_t rows, std::size_t cols, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal;
-  Matrix m(rows, cols);
-  for (float& v : m.values()) v = normal(gen);
-  normalize_rows(m);
-  return m;
-}
+using test_support::random_rows;
 
 std::vector<std::string> numbered(const std::string& prefix, std::size_t n, std::size_t first = 0) {
   std::vector<std::string> out;

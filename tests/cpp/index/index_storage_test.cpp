@@ -12,6 +12,7 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/index/dense_index.h"
+#include "index_test_support.h"
 
 namespace counterpoint::index {
 namespace {
@@ -19,14 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-Matrix random_rows(std::size_t rows, std::size_t cols, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal;
-  Matrix m(rows, cols);
-  for (float& v : m.values()) v = normal(gen);
-  normalize_rows(m);
-  return m;
-}
+using test_support::random_rows;
 
 class IndexStorage : public ::testing::Test {
  protected:
