@@ -6,17 +6,12 @@
 # each check runs under this torch's default engine (what libtorch uses in the C++ encoder, which sets
 # none: onednn in Debian's 1.13 build, fbgemm/x86 in PyPI wheels) and under fbgemm/qnnpack when present.
 import hashlib
-import json
-import os
-from pathlib import Path
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
-REPO = Path(__file__).resolve().parents[2]
-GOLDEN = REPO / "tests" / "fixtures" / "use_lite_golden.json"
-MODEL_DIR = Path(os.environ.get("COUNTERPOINT_USE_LITE_DIR", REPO / "models" / "installed" / "use-lite-en"))
+from use_lite_support import MODEL_DIR, load_golden, load_manifest, pad_batch  # noqa: E402
+
 INT8 = MODEL_DIR / "model-int8.pt"
 # Measured on the 39 golden sentences (torch 1.13, Debian): worst cosine to the float model 0.9887 (onednn)
 # / 0.9893 (qnnpack) per sentence, 0.9825 / 0.9884 in one padded batch (activation scales are per batch).
@@ -40,14 +35,12 @@ ENGINES = [_DEFAULT_ENGINE] + [e for e in ("fbgemm", "qnnpack")
 
 @pytest.fixture(scope="module")
 def golden():
-    with open(GOLDEN, "r", encoding="utf-8") as handle:
-        return json.load(handle)["sentences"]
+    return load_golden()
 
 
 @pytest.fixture(scope="module")
 def manifest():
-    with open(MODEL_DIR / "manifest.json", "r", encoding="utf-8") as handle:
-        return json.load(handle)
+    return load_manifest()
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +62,6 @@ def int8_model(request):
         torch.backends.quantized.engine = previous
 
 
-def pad_batch(id_lists, max_length=128):
-    truncated = [ids[:max_length] for ids in id_lists]
-    width = max(1, max(len(ids) for ids in truncated))
-    input_ids = torch.zeros(len(truncated), width, dtype=torch.int64)
-    attention_mask = torch.zeros(len(truncated), width, dtype=torch.int64)
-    for row, ids in enumerate(truncated):
-        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.int64)
-        attention_mask[row, : len(ids)] = 1
-    return input_ids, attention_mask
 
 
 def test_manifest_lists_int8_file_with_its_sha256(manifest):

@@ -2,8 +2,6 @@
 # tokenizer with the original TF.js model, against tests/fixtures/use_lite_golden.json
 # (made by models/use_lite/make_golden.mjs). The model directory comes from
 # COUNTERPOINT_USE_LITE_DIR (default: models/installed/use-lite-en, made by models/use_lite/convert.py).
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -15,8 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "models" / "use_lite"))
 from use_lite_tokenizer import UseLiteTokenizer  # noqa: E402
 
-GOLDEN = REPO / "tests" / "fixtures" / "use_lite_golden.json"
-MODEL_DIR = Path(os.environ.get("COUNTERPOINT_USE_LITE_DIR", REPO / "models" / "installed" / "use-lite-en"))
+from use_lite_support import MODEL_DIR, load_golden, load_manifest, pad_batch  # noqa: E402
 MIN_COSINE = 0.999
 
 pytestmark = pytest.mark.skipif(
@@ -27,14 +24,12 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def golden():
-    with open(GOLDEN, "r", encoding="utf-8") as handle:
-        return json.load(handle)["sentences"]
+    return load_golden()
 
 
 @pytest.fixture(scope="module")
 def manifest():
-    with open(MODEL_DIR / "manifest.json", "r", encoding="utf-8") as handle:
-        return json.load(handle)
+    return load_manifest()
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +44,6 @@ def model():
     return module
 
 
-def pad_batch(id_lists, max_length):
-    truncated = [ids[:max_length] for ids in id_lists]
-    width = max(1, max(len(ids) for ids in truncated))
-    input_ids = torch.zeros(len(truncated), width, dtype=torch.int64)
-    attention_mask = torch.zeros(len(truncated), width, dtype=torch.int64)
-    for row, ids in enumerate(truncated):
-        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.int64)
-        attention_mask[row, : len(ids)] = 1
-    return input_ids, attention_mask
 
 
 def test_golden_set_covers_the_hard_cases(golden, manifest):
