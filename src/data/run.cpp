@@ -17,6 +17,12 @@ void require_token(const std::string& value, const std::string& what) {
     throw InvalidArgument("write_trec_run: " + what + " \"" + value +
                           "\" must be non-empty and contain no whitespace");
   }
+  // Readers drop a byte-order mark at the start of a file, so an id that begins with one would
+  // lose it whenever its line comes first.
+  if (value.rfind("\xEF\xBB\xBF", 0) == 0) {
+    throw InvalidArgument("write_trec_run: " + what + " \"" + value +
+                          "\" must not begin with a byte-order mark (U+FEFF)");
+  }
 }
 
 std::string shortest_float(float value) {

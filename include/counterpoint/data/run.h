@@ -21,8 +21,9 @@ using RankedRun = std::map<std::string, std::vector<ScoredDoc>>;
 
 // Writes one line per document, queries in id order, ranks 1, 2, ... in vector order. Scores
 // are written in the shortest form that reads back to the same float, so read_trec_run
-// returns exactly `run`. Ids or a tag that are empty or contain whitespace, a non-finite score
-// or a document listed twice for one query throw InvalidArgument.
+// returns exactly `run`. Ids or a tag that are empty, contain whitespace or begin with a
+// byte-order mark (which readers drop at the start of a file), a non-finite score or a document
+// listed twice for one query throw InvalidArgument.
 void write_trec_run(const std::string& path, const RankedRun& run,
                     const std::string& tag = "counterpoint");
 
