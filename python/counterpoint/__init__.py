@@ -63,6 +63,18 @@ map_mean = _core.map_mean
 map_maxsim = _core.map_maxsim
 map_alignment = _core.map_alignment
 
+Triple = _core.Triple
+LabeledPair = _core.LabeledPair
+MapVerifier = _core.MapVerifier
+load_triples = _core.load_triples
+sick_triples = _core.sick_triples
+arguana_triples = _core.arguana_triples
+sick_near_miss_triples = _core.sick_near_miss_triples
+sick_near_miss_pairs = _core.sick_near_miss_pairs
+train_sparsecl = _core.train_sparsecl
+train_contrastive = _core.train_contrastive
+train_verifier = _core.train_verifier
+
 load_beir = _core.load_beir
 load_qrels = _core.load_qrels
 evaluate = _core.evaluate
@@ -86,4 +98,7 @@ __all__ = [
     "__version__", "CorruptFileError", "Encoder", "Index", "Hit", "Dataset", "Document", "Query",
     "cosine", "hoyer", "l2_l1", "kappa4", "token_map", "maxsim", "map_mean", "map_maxsim",
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
+    "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
+    "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
+    "train_verifier",
 ]

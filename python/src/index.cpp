@@ -174,7 +174,8 @@ Raises:
           "search",
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
              const std::string& scorer, double alpha, const std::string& stage1, const std::string& fusion,
-             double fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude) {
+             double fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude,
+             std::shared_ptr<scoring::MapVerifier> verifier) {
             std::vector<std::string> texts = text_list(queries, "queries");
             retrieval::SearchOptions options;
             options.k = positive(k, "k");
@@ -187,7 +188,7 @@ Raises:
             options.sparsity.identical_guard = guard;
             std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, texts.size());
             py::gil_scoped_release release;
-            retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
+            retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
             retrieval::EncodedQueries encoded =
                 retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
             encoded.exclude = std::move(excluded);
@@ -196,7 +197,7 @@ Raises:
           py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
           py::arg("scorer") = "cosine", py::arg("alpha") = 1.0, py::arg("stage1") = "dense",
           py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
-          py::arg("prefix") = py::none(), py::arg("exclude") = py::none(),
+          py::arg("prefix") = py::none(), py::arg("exclude") = py::none(), py::arg("verifier") = py::none(),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -210,7 +211,8 @@ Arguments:
                      cosine + alpha * sparsity(Es(q) - Es(p)) (SparseCL), needs an index built
                      with a sparse_encoder;
         "mean", "maxsim", "alignment"
-                     token-map scores F0/F1/F2, need an index built with tokens=True.
+                     token-map scores F0/F1/F2, need an index built with tokens=True;
+        "verifier"   a learned map verifier's score (pass verifier=), needs tokens=True.
     alpha: weight of the sparsity term, finite.
     stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
@@ -220,6 +222,7 @@ Arguments:
         itself or an exact duplicate (SparseCL's reference behaviour).
     prefix: replaces the encoder's query prefix for these queries (e.g. a stance instruction).
     exclude: None, or one list of ids per query that are never returned (e.g. the query's own id).
+    verifier: a MapVerifier (MapVerifier.load) for scorer="verifier".
 
 Returns:
     A list with, per query, a list of up to k Hit objects, best first.

@@ -43,4 +43,5 @@ PYBIND11_MODULE(_core, m) {
   cpp::register_encoder(m);
   cpp::register_index(m);
   cpp::register_data(m);
+  cpp::register_training(m);
 }

@@ -19,6 +19,9 @@ void add_search_commands(CLI::App& app);
 void add_eval_commands(CLI::App& app);
 void add_demo_command(CLI::App& app);
 void add_train_commands(CLI::App& app);
+// `train verifier` under the `train` command, and the top-level `near-miss` evaluation.
+void add_train_verifier_command(CLI::App& train);
+void add_near_miss_command(CLI::App& app);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();

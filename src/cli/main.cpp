@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   cli::add_search_commands(app);
   cli::add_eval_commands(app);
   cli::add_train_commands(app);
+  cli::add_near_miss_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

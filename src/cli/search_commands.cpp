@@ -19,7 +19,7 @@ namespace {
 
 struct SearchArgs {
   std::string model = "use-lite-en", sparse_model, scorer = "cosine", stage1 = "dense", fusion = "rsf";
-  std::string prefix;
+  std::string prefix, verifier;
   bool has_prefix = false, no_guard = false;
   float alpha = 1.0f, lambda = 0.1f;
   std::size_t k = 10, candidates = 100;
@@ -29,7 +29,9 @@ struct SearchArgs {
 void add_search_options(CLI::App* cmd, SearchArgs& a) {
   cmd->add_option("--model", a.model, "Dense encoder E (name or directory)");
   cmd->add_option("--sparse-model", a.sparse_model, "Sparse-aware encoder Es, needed by sparsity scorers");
-  cmd->add_option("--scorer", a.scorer, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment");
+  cmd->add_option("--scorer", a.scorer, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
+  cmd->add_option("--verifier", a.verifier,
+                  "Map verifier for --scorer verifier: a directory from `train verifier` or a TorchScript file");
   cmd->add_option("--alpha", a.alpha, "Weight of the sparsity term");
   cmd->add_option("--stage1", a.stage1, "dense, bm25 or hybrid");
   cmd->add_option("--fusion", a.fusion, "rsf or rrf (hybrid stage 1)");
@@ -42,6 +44,10 @@ void add_search_options(CLI::App* cmd, SearchArgs& a) {
   cmd->add_option("--prefix", a.prefix, "Query prefix overriding the model's (e.g. a stance instruction)")
       ->each([&a](const std::string&) { a.has_prefix = true; });
   cmd->add_flag("--no-guard", a.no_guard, "Disable the near-identical guard of the sparsity term");
+}
+
+std::shared_ptr<const scoring::MapVerifier> load_verifier(const SearchArgs& a) {
+  return a.verifier.empty() ? nullptr : scoring::load_map_verifier(a.verifier);
 }
 
 retrieval::SearchOptions to_options(const SearchArgs& a) {
@@ -113,7 +119,7 @@ void add_search_commands(CLI::App& app) {
     auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(*index_dir));
     auto encoder = load_encoder(sa->model, sa->threads);
     std::shared_ptr<Encoder> sparse = sa->sparse_model.empty() ? nullptr : load_encoder(sa->sparse_model, sa->threads);
-    retrieval::Retriever retriever(loaded, encoder, sparse);
+    retrieval::Retriever retriever(loaded, encoder, sparse, load_verifier(*sa));
     std::vector<std::string> texts;
     for (const auto& q : queries) texts.push_back(q.text);
     const auto hits = retriever.search(texts, to_options(*sa), sa->has_prefix ? &sa->prefix : nullptr);
@@ -169,7 +175,7 @@ void add_search_commands(CLI::App& app) {
       retrieval::add_documents(*idx, ids, texts, *encoder, sparse.get(), 64, stderr_progress("encoding corpus"));
       if (!ra->index_cache.empty()) idx->save(ra->index_cache);
     }
-    retrieval::Retriever retriever(idx, encoder, sparse);
+    retrieval::Retriever retriever(idx, encoder, sparse, load_verifier(*rs));
     auto options = to_options(*rs);
     std::vector<std::string> texts;
     for (const auto& q : queries) texts.push_back(q.text);

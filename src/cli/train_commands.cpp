@@ -99,8 +99,9 @@ DevTask dev_task(const std::vector<training::Triple>& triples) {
 }  // namespace
 
 void add_train_commands(CLI::App& app) {
-  auto* train = app.add_subcommand("train", "Fine-tune an encoder (SparseCL or contrastive)");
+  auto* train = app.add_subcommand("train", "Fine-tune an encoder (SparseCL or contrastive) or train a map verifier");
   train->require_subcommand(1);
+  add_train_verifier_command(*train);
   for (const char* loss : {"sparsecl", "contrastive"}) {
     auto a = std::make_shared<TrainArgs>();
     a->loss = loss;

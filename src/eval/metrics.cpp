@@ -151,4 +151,30 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
   return result;
 }
 
+double roc_auc(const std::vector<float>& positives, const std::vector<float>& negatives) {
+  if (positives.empty() || negatives.empty()) {
+    throw InvalidArgument("roc_auc needs at least one positive and one negative score (got " +
+                          std::to_string(positives.size()) + " and " + std::to_string(negatives.size()) + ")");
+  }
+  // Rank-sum form: sort all scores once, give tied runs their mean rank.
+  std::vector<std::pair<float, bool>> all;
+  for (float s : positives) all.emplace_back(s, true);
+  for (float s : negatives) all.emplace_back(s, false);
+  for (const auto& [score, positive] : all) {
+    if (!std::isfinite(score)) throw InvalidArgument("roc_auc: scores must be finite");
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double positive_rank_sum = 0.0;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    while (j < all.size() && all[j].first == all[i].first) ++j;
+    const double mean_rank = (double(i + 1) + double(j)) / 2.0;
+    for (std::size_t t = i; t < j; ++t) positive_rank_sum += all[t].second ? mean_rank : 0.0;
+    i = j;
+  }
+  const double p = double(positives.size());
+  const double n = double(negatives.size());
+  return (positive_rank_sum - p * (p + 1.0) / 2.0) / (p * n);
+}
+
 }  // namespace counterpoint::eval

@@ -1,11 +1,11 @@
 #include <torch/script.h>
 
-#include <algorithm>
 #include <string>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/scoring/map_verifier.h"
+#include "counterpoint/scoring/verifier_networks.h"
 
 namespace counterpoint::scoring {
 
@@ -47,44 +47,15 @@ int TorchScriptMapVerifier::map_size() const { return impl_->map_size; }
 std::vector<float> TorchScriptMapVerifier::score(const std::vector<Matrix>& maps) const {
   if (maps.empty()) return {};
   const int64_t batch = static_cast<int64_t>(maps.size());
-  const int64_t s = impl_->map_size;
-  torch::Tensor channels = torch::zeros({batch, 3, s, s}, torch::kFloat32);
-  torch::Tensor valid = torch::zeros({batch, s, s}, torch::kFloat32);
-  auto channel_at = channels.accessor<float, 4>();
-  auto valid_at = valid.accessor<float, 3>();
-  for (int64_t b = 0; b < batch; ++b) {
-    const Matrix& m = maps[static_cast<std::size_t>(b)];
-    const std::string what = "TorchScriptMapVerifier: map " + std::to_string(b);
-    if (m.empty() || m.cols() == 0) {
-      throw InvalidArgument(what + " is empty (" + std::to_string(m.rows()) + " x " +
-                            std::to_string(m.cols()) + ")");
-    }
-    require_finite(m.view(), what.c_str());
-    std::vector<float> row_max(m.rows(), -std::numeric_limits<float>::infinity());
-    std::vector<float> col_max(m.cols(), -std::numeric_limits<float>::infinity());
-    for (std::size_t i = 0; i < m.rows(); ++i) {
-      for (std::size_t j = 0; j < m.cols(); ++j) {
-        row_max[i] = std::max(row_max[i], m(i, j));
-        col_max[j] = std::max(col_max[j], m(i, j));
-      }
-    }
-    const int64_t rows = std::min<int64_t>(s, static_cast<int64_t>(m.rows()));
-    const int64_t cols = std::min<int64_t>(s, static_cast<int64_t>(m.cols()));
-    for (int64_t i = 0; i < rows; ++i) {
-      for (int64_t j = 0; j < cols; ++j) {
-        channel_at[b][0][i][j] = m(i, j);
-        channel_at[b][1][i][j] = row_max[i];
-        channel_at[b][2][i][j] = col_max[j];
-        valid_at[b][i][j] = 1.0f;
-      }
-    }
-  }
+  std::vector<const Matrix*> pointers;
+  for (const Matrix& m : maps) pointers.push_back(&m);
+  const MapBatch input = make_map_batch(pointers, impl_->map_size, "TorchScriptMapVerifier");
 
   torch::Tensor output;
   {
     torch::NoGradGuard no_grad;
     try {
-      output = impl_->module.forward({channels, valid}).toTensor();
+      output = impl_->module.forward({input.maps, input.valid}).toTensor();
     } catch (const c10::Error& e) {
       throw InvalidArgument(name() + ": forward failed: " + e.what_without_backtrace());
     }

@@ -121,4 +121,16 @@ torch::Tensor contrastive_loss(const torch::Tensor& anchor, const torch::Tensor&
   return in_batch_cross_entropy(positive_logits, negative_logits, k, hard_negative_weight);
 }
 
+torch::Tensor map_verifier_loss(const torch::Tensor& scores, double temperature) {
+  if (!(temperature > 0) || !std::isfinite(temperature)) {
+    throw InvalidArgument("map_verifier_loss: temperature must be a positive finite number");
+  }
+  if (scores.dim() != 2 || scores.size(0) == 0 || scores.size(1) < scores.size(0)) {
+    throw InvalidArgument("map_verifier_loss: scores must be [N, N + k] with N >= 1, k >= 0, got " +
+                          c10::str(scores.sizes()));
+  }
+  auto targets = torch::arange(scores.size(0), torch::TensorOptions().dtype(torch::kLong));
+  return F::cross_entropy(scores / temperature, targets);
+}
+
 }  // namespace counterpoint::training

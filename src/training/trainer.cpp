@@ -19,6 +19,7 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "training_checks.h"
 
 namespace counterpoint::training {
 
@@ -88,38 +89,13 @@ std::vector<std::vector<std::size_t>> make_batches(const std::vector<Triple>& tr
 namespace {
 
 void validate(const std::vector<Triple>& triples, const TrainConfig& c) {
-  if (triples.empty()) throw InvalidArgument("train: no triples");
-  const std::size_t k = triples.front().negatives.size();
-  for (std::size_t i = 0; i < triples.size(); ++i) {
-    if (triples[i].negatives.size() != k) {
-      throw InvalidArgument("train: triple " + std::to_string(i) + " has " +
-                            std::to_string(triples[i].negatives.size()) + " negatives, triple 0 has " +
-                            std::to_string(k) + " (every triple needs the same count)");
-    }
-  }
-  if (c.output_dir.empty()) throw InvalidArgument("TrainConfig.output_dir is empty");
-  if (c.epochs < 1) throw InvalidArgument("TrainConfig.epochs must be >= 1");
-  if (!(c.temperature > 0) || !std::isfinite(c.temperature)) {
-    throw InvalidArgument("TrainConfig.temperature must be a positive finite number");
-  }
-  if (!(c.learning_rate > 0) || !std::isfinite(c.learning_rate)) {
-    throw InvalidArgument("TrainConfig.learning_rate must be a positive finite number");
-  }
-  if (!(c.weight_decay >= 0)) throw InvalidArgument("TrainConfig.weight_decay must be >= 0");
-  if (!(c.warmup_ratio >= 0 && c.warmup_ratio <= 1)) {
-    throw InvalidArgument("TrainConfig.warmup_ratio must be in [0, 1]");
-  }
-  if (!(c.max_grad_norm >= 0)) throw InvalidArgument("TrainConfig.max_grad_norm must be >= 0");
-  if (c.threads < 0) throw InvalidArgument("TrainConfig.threads must be >= 0");
+  detail::require_uniform_triples(triples, "train");
+  detail::require_valid({c.epochs, c.temperature, c.learning_rate, c.weight_decay, c.warmup_ratio, c.max_grad_norm,
+                         c.threads},
+                        c.output_dir, "TrainConfig");
 }
 
-// Learning-rate factor of step s (0-based): linear ramp to 1 over the warm-up steps (the first
-// step already moves), then linear decay to 0 at the last step.
-double schedule_factor(std::size_t step, std::size_t total, std::size_t warmup) {
-  if (step < warmup) return double(step + 1) / double(warmup);
-  if (total <= warmup) return 1.0;
-  return std::max(0.0, double(total - step) / double(total - warmup));
-}
+using detail::schedule_factor;
 
 std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, const std::string& name) {
   std::vector<torch::Tensor> params;

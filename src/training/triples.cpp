@@ -10,36 +10,15 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
 #include "counterpoint/data/metadata.h"
+#include "sick_relations.h"
 
 namespace counterpoint::training {
 
 namespace {
 
-std::size_t pick(std::mt19937_64& rng, std::size_t n) { return std::size_t(rng() % n); }
+using detail::for_each_tsv_line;
 
-// Tab-separated lines of a text file, CR stripped; `visit(fields, line_number)`.
-template <typename Visit>
-void for_each_tsv_line(const std::string& path, Visit visit) {
-  if (!path_exists(path)) throw FileNotFound("file not found: " + path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot open " + path);
-  std::string line;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> fields;
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
-    visit(fields, number);
-  }
-}
+std::size_t pick(std::mt19937_64& rng, std::size_t n) { return std::size_t(rng() % n); }
 
 std::string metadata_string(const std::map<std::string, nlohmann::json>& metadata,
                             const std::string& id, const char* field, const std::string& path) {
@@ -139,48 +118,9 @@ std::vector<Triple> sick_triples(const std::string& pairs_path, const std::strin
   std::map<std::string, std::string> id_of_text;
   for (const auto& d : data::load_corpus(corpus_path)) id_of_text.emplace(d.text, d.id);
 
-  struct Related {
-    std::vector<std::string> contradicted, entailed;
-    std::vector<std::pair<double, std::string>> neutral;  // (relatedness, sentence)
-  };
-  std::map<std::string, Related> related;  // sentence X -> how other sentences relate to it
-  std::vector<std::string> sentences;
-  std::map<std::string, std::size_t> column;
-  for_each_tsv_line(pairs_path, [&](const std::vector<std::string>& f, std::size_t line) {
-    if (column.empty()) {
-      for (std::size_t i = 0; i < f.size(); ++i) column[f[i]] = i;
-      for (const char* name : {"sentence_A", "sentence_B", "entailment_AB", "entailment_BA", "relatedness_score"}) {
-        if (!column.count(name)) throw CorruptFile(pairs_path + ":1: header lacks column '" + name + "'");
-      }
-      return;
-    }
-    if (f.size() != column.size()) {
-      throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": expected " +
-                        std::to_string(column.size()) + " fields, found " + std::to_string(f.size()));
-    }
-    const auto& a = f[column["sentence_A"]];
-    const auto& b = f[column["sentence_B"]];
-    double relatedness = 0;
-    try {
-      relatedness = std::stod(f[column["relatedness_score"]]);
-    } catch (const std::exception&) {
-      throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": relatedness_score is not a number");
-    }
-    // entailment_AB is "A_<relation>_B", entailment_BA is "B_<relation>_A".
-    auto record = [&](const std::string& label, const std::string& prefix, const std::string& from,
-                      const std::string& to) {
-      auto& r = related[from];
-      if (label == prefix + "contradicts_" + (prefix == "A_" ? "B" : "A")) r.contradicted.push_back(to);
-      else if (label == prefix + "entails_" + (prefix == "A_" ? "B" : "A")) r.entailed.push_back(to);
-      else if (label == prefix + "neutral_" + (prefix == "A_" ? "B" : "A")) r.neutral.emplace_back(relatedness, to);
-      else throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": unknown relation '" + label + "'");
-    };
-    record(f[column["entailment_AB"]], "A_", a, b);
-    record(f[column["entailment_BA"]], "B_", b, a);
-    sentences.push_back(a);
-    sentences.push_back(b);
-  });
-
+  detail::SickRelations relations = detail::read_sick_relations(pairs_path);
+  auto& related = relations.of;
+  const auto& sentences = relations.sentences;
   std::mt19937_64 rng(seed);
   std::vector<Triple> triples;
   for (auto& [x, r] : related) {
@@ -195,10 +135,15 @@ std::vector<Triple> sick_triples(const std::string& pairs_path, const std::strin
       } else if (!r.neutral.empty()) {
         t.negatives.push_back(r.neutral.front().second);
       } else {
-        std::string negative;
-        do negative = sentences[pick(rng, sentences.size())];
-        while (negative == x || negative == y);
-        t.negatives.push_back(negative);
+        std::vector<const std::string*> others;
+        for (const auto& sentence : sentences) {
+          if (sentence != x && sentence != y) others.push_back(&sentence);
+        }
+        if (others.empty()) {
+          throw InvalidArgument(pairs_path + ": no sentence besides \"" + x + "\" and \"" + y +
+                                "\" to serve as a negative; the file is too small to train on");
+        }
+        t.negatives.push_back(*others[pick(rng, others.size())]);
       }
       auto id = id_of_text.find(x);
       t.group = id != id_of_text.end() ? id->second : x;

@@ -66,4 +66,9 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
 double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking,
                      const std::map<std::string, int>& judgements);
 
+// ROC-AUC of a score that should rank `positives` above `negatives`: the probability that a
+// random positive scores higher than a random negative, ties counting one half (Mann-Whitney U).
+// An empty list or a non-finite score throws InvalidArgument.
+double roc_auc(const std::vector<float>& positives, const std::vector<float>& negatives);
+
 }  // namespace counterpoint::eval

@@ -1,7 +1,8 @@
 // counterpoint/scoring/map_verifier.h: learned verifiers that score token cosine maps.
-// Owns the MapVerifier interface (F3/F4-style models that read M = token_cosine_map(q, c) and
-// return one score per map) and its TorchScript implementation. Only this implementation's
-// source file depends on libtorch; the header stays torch-free.
+// Owns the MapVerifier interface (models that read M = token_cosine_map(q, c) and return one
+// score per map), the built-in F3 (CNN) and F4 (patch Transformer) verifiers that
+// training/verifier_trainer.h trains, and a runner for any TorchScript module of the same
+// contract. Only the source files depend on libtorch; this header stays torch-free.
 #pragma once
 
 #include <memory>
@@ -48,5 +49,53 @@ class TorchScriptMapVerifier : public MapVerifier {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+enum class VerifierArchitecture {
+  kCnn,               // F3: two conv + batch-norm + max-pool blocks, global average pool, MLP, tanh
+  kPatchTransformer,  // F4: patch embedding, CLS token, one pre-LN encoder layer, MLP on CLS, tanh
+};
+VerifierArchitecture parse_verifier_architecture(const std::string& name);  // "cnn", "transformer"
+std::string to_string(VerifierArchitecture architecture);
+
+// Sizes of a built-in verifier; the defaults are the reference settings (REFERENCE.md section 3).
+// Both read the same three channels and valid mask as TorchScriptMapVerifier.
+struct VerifierShape {
+  VerifierArchitecture architecture = VerifierArchitecture::kCnn;
+  int map_size = 128;     // S: maps are zero-padded or cropped to S x S; in [4, 1024]
+  int width = 128;        // F3: channels of the first convolution (the second has twice as many,
+                          // the MLP this many); F4: patch embedding size D. In [1, 4096]
+  int patch = 8;          // F4: patch side, must divide map_size
+  int feed_forward = 32;  // F4: feed-forward width of the encoder layer
+  double dropout = 0.1;   // in [0, 1)
+};
+// InvalidArgument naming the first size out of range.
+void validate(const VerifierShape& shape);
+
+// A trained built-in verifier, read from the directory training::train_verifier writes:
+// verifier.json (format, version, shape, weights checksum, training provenance) and weights.pt.
+// Scoring runs in eval mode (no dropout, batch-norm running statistics).
+class BuiltinMapVerifier : public MapVerifier {
+ public:
+  // Missing directory or file -> FileNotFound; a damaged, tampered or foreign file -> CorruptFile.
+  static std::shared_ptr<BuiltinMapVerifier> load(const std::string& directory);
+  ~BuiltinMapVerifier() override;
+  BuiltinMapVerifier(const BuiltinMapVerifier&) = delete;
+  BuiltinMapVerifier& operator=(const BuiltinMapVerifier&) = delete;
+
+  std::vector<float> score(const std::vector<Matrix>& maps) const override;
+  std::string name() const override;  // "cnn:<directory name>" or "transformer:<directory name>"
+  const VerifierShape& shape() const;
+
+  static constexpr const char* kFormat = "counterpoint-map-verifier";
+  static constexpr int kFormatVersion = 1;
+
+ private:
+  struct Impl;
+  explicit BuiltinMapVerifier(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A directory -> BuiltinMapVerifier::load; a file -> TorchScriptMapVerifier; nothing -> FileNotFound.
+std::shared_ptr<const MapVerifier> load_map_verifier(const std::string& path);
 
 }  // namespace counterpoint::scoring

@@ -45,4 +45,10 @@ torch::Tensor contrastive_loss(const torch::Tensor& anchor, const torch::Tensor&
                                const torch::Tensor& negative, double temperature = 0.05,
                                double hard_negative_weight = 0.0);
 
+// Map-verifier loss (InfoNCE over in-batch candidates plus explicit negatives). scores is
+// [N, N + k]: column j < N holds the verifier's score of anchor i against positive j, columns
+// N .. N+k-1 its score against its own k negatives. Cross-entropy of scores / temperature with
+// target column i, averaged over the batch.
+torch::Tensor map_verifier_loss(const torch::Tensor& scores, double temperature = 0.1);
+
 }  // namespace counterpoint::training

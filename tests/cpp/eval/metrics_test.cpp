@@ -124,3 +124,17 @@ TEST(Evaluate, RejectsDuplicateDocumentsAndNonFiniteScores) {
                InvalidArgument);
   EXPECT_THROW(evaluate(RankedRun{}, qrels, {"bleu@4"}), InvalidArgument);
 }
+
+TEST(RocAuc, IsTheShareOfPositiveNegativePairsOrderedRightWithTiesCountingHalf) {
+  EXPECT_DOUBLE_EQ(roc_auc({0.9f, 0.8f}, {0.1f, 0.2f}), 1.0);
+  EXPECT_DOUBLE_EQ(roc_auc({0.1f}, {0.9f}), 0.0);
+  // Pairs: (0.5 vs 0.5) tie -> 1/2, (0.5 vs 0.1) right, (0.3 vs 0.5) wrong, (0.3 vs 0.1) right.
+  EXPECT_DOUBLE_EQ(roc_auc({0.5f, 0.3f}, {0.5f, 0.1f}), 2.5 / 4.0);
+  EXPECT_DOUBLE_EQ(roc_auc({1.0f, 1.0f, 1.0f}, {1.0f}), 0.5);
+}
+
+TEST(RocAuc, NeedsBothClassesAndFiniteScores) {
+  EXPECT_THROW(roc_auc({}, {0.1f}), InvalidArgument);
+  EXPECT_THROW(roc_auc({0.1f}, {}), InvalidArgument);
+  EXPECT_THROW(roc_auc({std::numeric_limits<float>::quiet_NaN()}, {0.1f}), InvalidArgument);
+}

@@ -207,3 +207,17 @@ TEST(ClaimStanceTriples, CurriculaDrawTheRequestedNegativeKinds) {
 
 }  // namespace
 }  // namespace counterpoint::training
+
+namespace counterpoint::training {
+namespace {
+
+TEST(SickTriples, AFileWithNoSentenceLeftForANegativeIsRefusedNotLoopedOn) {
+  const std::string path = write_temp(
+      "sick_two_sentences.tsv",
+      "pair_ID\tsentence_A\tsentence_B\tentailment_label\tentailment_AB\tentailment_BA\trelatedness_score\n"
+      "1\tA cat sleeps\tNo cat sleeps\tCONTRADICTION\tA_contradicts_B\tB_contradicts_A\t4.0\n");
+  EXPECT_THROW(sick_triples(path, kFixtures + "/sick_corpus.jsonl"), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace counterpoint::training

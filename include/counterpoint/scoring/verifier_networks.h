@@ -1,0 +1,40 @@
+// counterpoint/scoring/verifier_networks.h: the libtorch side of the map verifiers, shared by
+// scoring (BuiltinMapVerifier, TorchScriptMapVerifier) and training (verifier_trainer.h).
+// Owns the conversion of token maps into the verifier input tensors, the F3/F4 networks, and
+// the verifier directory format. Include it only where libtorch is linked.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/scoring/map_verifier.h"
+
+namespace counterpoint::scoring {
+
+struct MapBatch {
+  torch::Tensor maps;   // [B, 3, S, S]: M, row max broadcast along the row, column max along the column
+  torch::Tensor valid;  // [B, S, S]: 1 where a real (query token, candidate token) pair lies
+};
+// Maxima are taken over the whole map before it is zero-padded or cropped to S x S. Empty maps
+// or NaN/Inf throw InvalidArgument naming `who` and the map's position.
+MapBatch make_map_batch(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who);
+
+// forward(maps [B, 3, S, S], valid [B, S, S]) -> scores [B] in [-1, 1].
+class VerifierNetwork : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(const torch::Tensor& maps, const torch::Tensor& valid) = 0;
+};
+
+// A network of `shape` with libtorch's default initialisation (seed it with torch::manual_seed).
+std::shared_ptr<VerifierNetwork> make_verifier_network(const VerifierShape& shape);
+
+// Writes <directory>/weights.pt and <directory>/verifier.json; `training` is a JSON object
+// recorded as provenance. BuiltinMapVerifier::load reads the result.
+void save_verifier_directory(const std::string& directory, VerifierNetwork& network,
+                             const VerifierShape& shape, const std::string& training_json);
+
+}  // namespace counterpoint::scoring

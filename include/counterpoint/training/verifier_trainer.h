@@ -1,0 +1,79 @@
+// counterpoint/training/verifier_trainer.h: training the built-in map verifiers (F3 CNN, F4 patch
+// Transformer) on token maps of a frozen encoder, and measuring how well any map score separates
+// paraphrases from near-misses. The encoder's token vectors are computed once per text; each step
+// scores every anchor against all in-batch positives plus its own negatives and minimises
+// map_verifier_loss. Output is a verifier directory that BuiltinMapVerifier::load reads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/scoring/map_verifier.h"
+#include "counterpoint/training/near_miss.h"
+#include "counterpoint/training/trainer.h"
+
+namespace counterpoint {
+class Encoder;
+}
+
+namespace counterpoint::training {
+
+struct VerifierTrainConfig {
+  scoring::VerifierShape shape;  // architecture and sizes; reference defaults
+  double temperature = 0.1;
+  std::size_t epochs = 3;
+  std::size_t batch_size = 32;  // maps per step: batch_size * (batch_size + negatives per triple)
+  double learning_rate = 1e-4;
+  double weight_decay = 0.01;
+  double warmup_ratio = 0.1;
+  double max_grad_norm = 1.0;  // 0 = no clipping
+  std::uint64_t seed = 42;     // initialisation, data order and dropout
+  int threads = 0;             // libtorch intra-op threads; 0 = all hardware threads
+  std::string output_dir;      // receives verifier.json and weights.pt
+  // When not empty: after every epoch, the near-miss ROC-AUC on these pairs (higher is better);
+  // the weights of the best epoch are the ones written. With patience > 0, training stops after
+  // that many epochs without a new best.
+  std::vector<LabeledPair> dev_pairs;
+  std::size_t patience = 0;
+  std::string data_description;  // provenance written to verifier.json
+};
+
+struct VerifierTrainReport {
+  std::size_t steps = 0;
+  double final_loss = 0.0;
+  std::vector<double> loss_curve;    // one value per step
+  double examples_per_second = 0.0;  // triples per second, token encoding and evaluation excluded
+  std::vector<double> dev_scores;    // near-miss ROC-AUC after each epoch
+  std::optional<double> best_dev_score;
+  bool stopped_early = false;
+  std::string output_dir;
+};
+
+// Trains a fresh verifier of config.shape. Every triple needs the same number (>= 0) of
+// negatives; bad configuration or triples throw InvalidArgument before any work. The progress
+// callback may return false to stop with Cancelled.
+VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
+                                   const VerifierTrainConfig& config,
+                                   const TrainProgressCallback& progress = {});
+
+// Scores token maps, e.g. scoring::map_maxsim over each map or a MapVerifier's score().
+using MapScorer = std::function<std::vector<float>(const std::vector<Matrix>& maps)>;
+
+struct NearMissReport {
+  std::vector<float> paraphrase_scores;  // in the order of the paraphrase pairs
+  std::vector<float> near_miss_scores;
+  double auc = 0.0;  // roc_auc(paraphrase_scores, near_miss_scores): 1 = every near-miss rejected
+};
+
+// Encodes each pair's query (query role) and candidate (document role) into token vectors,
+// scores their token_cosine_map with `scorer`, and reports how well the scores separate
+// paraphrases (should score high) from near-misses. Needs at least one pair of each label.
+NearMissReport evaluate_near_misses(const Encoder& encoder, const std::vector<LabeledPair>& pairs,
+                                    const MapScorer& scorer);
+
+}  // namespace counterpoint::training

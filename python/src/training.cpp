@@ -1,0 +1,299 @@
+// counterpoint._core training: Triple and LabeledPair, the data builders, train_sparsecl /
+// train_contrastive / train_verifier (GIL released, progress and Ctrl-C through ProgressBridge),
+// and MapVerifier for scoring token maps and for Index.search(scorer="verifier").
+#include <optional>
+
+#include <pybind11/operators.h>
+
+#include "bindings.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/scoring/map_verifier.h"
+#include "counterpoint/training/near_miss.h"
+#include "counterpoint/training/trainer.h"
+#include "counterpoint/training/triples.h"
+#include "counterpoint/training/verifier_trainer.h"
+
+namespace counterpoint::python {
+
+namespace {
+
+using training::LabeledPair;
+using training::Triple;
+
+py::dict report_dict(std::size_t steps, double final_loss, const std::vector<double>& loss_curve,
+                     double examples_per_second, const std::vector<double>& dev_scores,
+                     const std::optional<double>& best_dev_score, bool stopped_early, const std::string& output_dir) {
+  py::dict d;
+  d["steps"] = steps;
+  d["final_loss"] = final_loss;
+  d["loss_curve"] = loss_curve;
+  d["examples_per_second"] = examples_per_second;
+  d["dev_scores"] = dev_scores;
+  d["best_dev_score"] = best_dev_score ? py::object(py::float_(*best_dev_score)) : py::object(py::none());
+  d["stopped_early"] = stopped_early;
+  d["output_dir"] = output_dir;
+  return d;
+}
+
+training::TrainProgressCallback train_progress(ProgressBridge& bridge) {
+  return [&bridge](const training::TrainProgress& p) { return bridge.callback()(p.step, p.total_steps); };
+}
+
+std::size_t at_least_one(py::ssize_t value, const char* name) {
+  if (value < 1) throw py::value_error(std::string(name) + " must be >= 1, got " + std::to_string(value));
+  return std::size_t(value);
+}
+
+py::dict train_encoder(training::LossKind loss, const std::string& base_model, const std::vector<Triple>& triples,
+                       const std::string& output_dir, py::ssize_t epochs, py::ssize_t batch_size,
+                       double learning_rate, double temperature, const std::string& sparsity,
+                       double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed,
+                       int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
+                       const std::string& model_name, py::object progress) {
+  training::TrainConfig config;
+  config.loss = loss;
+  config.sparsity = training::parse_sparsity_kind(sparsity);
+  config.epochs = at_least_one(epochs, "epochs");
+  config.batch_size = at_least_one(batch_size, "batch_size");
+  config.learning_rate = learning_rate;
+  config.temperature = temperature;
+  config.hard_negative_weight = hard_negative_weight;
+  config.weight_decay = weight_decay;
+  config.warmup_ratio = warmup_ratio;
+  config.seed = seed;
+  if (threads < 0) throw py::value_error("threads must be >= 0");
+  config.threads = threads;
+  if (max_steps < 0) throw py::value_error("max_steps must be >= 0");
+  config.max_steps = std::size_t(max_steps);
+  config.query_prefix = query_prefix;
+  config.model_name = model_name;
+  config.output_dir = output_dir;
+  config.data_description = "python";
+  ProgressBridge bridge(progress, "training");
+  const auto report = run_released(bridge, [&] {
+    return training::train(base_model, triples, config, train_progress(bridge));
+  });
+  return report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
+                     report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir);
+}
+
+constexpr const char* kEncoderTrainingArguments = R"(
+Arguments:
+    base_model: model directory to start from (e.g. models/installed/use-lite-en).
+    triples: list of Triple (anchor, positive, negatives, group); every triple needs the same
+        number of negatives. Triples of one non-empty group never share a batch.
+    output_dir: receives model.pt, the tokenizer file and manifest.json (a model directory that
+        Encoder.load reads); checkpoints go to output_dir/checkpoint.
+    epochs, batch_size: passes over the triples and triples per step (in-batch negatives), >= 1.
+    learning_rate, weight_decay, warmup_ratio: AdamW with linear warm-up, then linear decay.
+    temperature: InfoNCE temperature, > 0.
+    sparsity: "hoyer", "l2l1" or "kappa4" (SparseCL only).
+    hard_negative_weight: added to the hard negatives' logits (reference option).
+    seed: data order and initialisation; the same seed gives the same model.
+    threads: libtorch threads, 0 = all cores.
+    max_steps: stop after this many steps, 0 = all epochs.
+    query_prefix: anchor prefix in training and at query time (Prompt+CL uses "Not true: ");
+        None keeps the base model's.
+    model_name: name in the manifest ("" = base name + "-" + loss).
+    progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
+
+Returns:
+    dict with steps, final_loss, loss_curve, examples_per_second, dev_scores, best_dev_score,
+    stopped_early and output_dir.
+
+Raises:
+    ValueError for inconsistent triples or settings, FileNotFoundError for a missing base model,
+    KeyboardInterrupt when cancelled (Ctrl-C or progress returning False). The GIL is released.)";
+
+}  // namespace
+
+void register_training(py::module_& m) {
+  py::class_<Triple>(m, "Triple", "A training example: anchor, positive, hard negatives and a batching group.")
+      .def(py::init([](std::string anchor, std::string positive, std::vector<std::string> negatives, std::string group) {
+             return Triple{std::move(anchor), std::move(positive), std::move(negatives), std::move(group)};
+           }),
+           py::arg("anchor"), py::arg("positive"), py::arg("negatives") = std::vector<std::string>{},
+           py::arg("group") = "")
+      .def_readwrite("anchor", &Triple::anchor)
+      .def_readwrite("positive", &Triple::positive)
+      .def_readwrite("negatives", &Triple::negatives)
+      .def_readwrite("group", &Triple::group)
+      .def("__repr__", [](const Triple& t) {
+        return "Triple(anchor=" + py::repr(py::str(t.anchor)).cast<std::string>() + ", positive=" +
+               py::repr(py::str(t.positive)).cast<std::string>() + ", negatives=" +
+               std::to_string(t.negatives.size()) + ")";
+      });
+
+  py::class_<LabeledPair>(m, "LabeledPair", "A (query, candidate) pair labelled paraphrase or near-miss.")
+      .def(py::init([](std::string query, std::string candidate, bool near_miss) {
+             return LabeledPair{std::move(query), std::move(candidate), near_miss};
+           }),
+           py::arg("query"), py::arg("candidate"), py::arg("near_miss"))
+      .def_readwrite("query", &LabeledPair::query)
+      .def_readwrite("candidate", &LabeledPair::candidate)
+      .def_readwrite("near_miss", &LabeledPair::near_miss)
+      .def(py::self == py::self);
+
+  m.def("load_triples", &training::load_tsv_triples, py::arg("path"),
+        "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");
+  m.def("sick_triples", &training::sick_triples, py::arg("pairs_path"), py::arg("corpus_path"), py::arg("seed") = 42,
+        "SparseCL triples from SICK's pairs_<split>.tsv: one per directed contradiction, an entailed (else the "
+        "most related neutral) sentence as hard negative; corpus_path (corpus.jsonl) names the groups.");
+  m.def(
+      "arguana_triples",
+      [](const std::string& dataset_dir, const std::string& qrels_path, const std::string& metadata_path,
+         py::ssize_t negatives, std::uint64_t seed) {
+        training::ArguAnaTripleOptions options;
+        options.negatives_per_anchor = std::size_t(at_least_one(negatives, "negatives"));
+        options.seed = seed;
+        return training::arguana_triples(dataset_dir, qrels_path, metadata_path, options);
+      },
+      py::arg("dataset_dir"), py::arg("qrels_path"), py::arg("metadata_path"), py::kw_only(),
+      py::arg("negatives") = 1, py::arg("seed") = 42,
+      "SparseCL triples from ArguAna: argument -> its counter (qrels), hard negatives from the same debate and side.");
+  m.def("sick_near_miss_triples", &training::sick_near_miss_triples, py::arg("pairs_path"),
+        py::arg("min_overlap") = 0.5,
+        "Verifier triples: anchor X, a sentence X entails, and the contradiction of X sharing the most words "
+        "with it (kept when the word overlap >= min_overlap).");
+  m.def("sick_near_miss_pairs", &training::sick_near_miss_pairs, py::arg("pairs_path"), py::arg("min_overlap") = 0.5,
+        "Evaluation pairs: directed entailments (paraphrases) and contradictions with word overlap >= min_overlap "
+        "(near-misses).");
+
+  m.def(
+      "train_sparsecl",
+      [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
+         py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
+         const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
+         std::uint64_t seed, int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
+         const std::string& model_name, py::object progress) {
+        return train_encoder(training::LossKind::kSparseCL, base_model, triples, output_dir, epochs, batch_size,
+                             learning_rate, temperature, sparsity, hard_negative_weight, weight_decay, warmup_ratio,
+                             seed, threads, max_steps, query_prefix, model_name, progress);
+      },
+      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
+      py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.02,
+      py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01,
+      py::arg("warmup_ratio") = 0.1, py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0,
+      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("progress") = false,
+      (std::string("Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
+                   "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
+                   "for cos(E) + alpha * Hoyer(Es) search.\n") +
+       kEncoderTrainingArguments)
+          .c_str());
+  m.def(
+      "train_contrastive",
+      [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
+         py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
+         double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed, int threads,
+         py::ssize_t max_steps, std::optional<std::string> query_prefix, const std::string& model_name,
+         py::object progress) {
+        return train_encoder(training::LossKind::kContrastive, base_model, triples, output_dir, epochs, batch_size,
+                             learning_rate, temperature, "hoyer", hard_negative_weight, weight_decay, warmup_ratio,
+                             seed, threads, max_steps, query_prefix, model_name, progress);
+      },
+      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
+      py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.05,
+      py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
+      py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0, py::arg("query_prefix") = py::none(),
+      py::arg("model_name") = "", py::arg("progress") = false,
+      (std::string("Fine-tunes an encoder with cosine InfoNCE / multiple negatives ranking loss (the CL\n"
+                   "baseline; with query_prefix=\"Not true: \" the Prompt+CL baseline). sparsity is not used.\n") +
+       kEncoderTrainingArguments)
+          .c_str());
+
+  m.def(
+      "train_verifier",
+      [](const std::shared_ptr<Encoder>& encoder, const std::vector<Triple>& triples, const std::string& output_dir,
+         const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
+         py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
+         double warmup_ratio, std::uint64_t seed, int threads, std::vector<LabeledPair> dev_pairs,
+         py::ssize_t patience, py::object progress) {
+        if (!encoder) throw py::type_error("encoder must be an Encoder, not None");
+        training::VerifierTrainConfig config;
+        config.shape.architecture = scoring::parse_verifier_architecture(architecture);
+        config.shape.map_size = map_size;
+        config.shape.width = width;
+        config.shape.patch = patch;
+        config.shape.feed_forward = feed_forward;
+        config.shape.dropout = dropout;
+        config.epochs = at_least_one(epochs, "epochs");
+        config.batch_size = at_least_one(batch_size, "batch_size");
+        config.learning_rate = learning_rate;
+        config.temperature = temperature;
+        config.weight_decay = weight_decay;
+        config.warmup_ratio = warmup_ratio;
+        config.seed = seed;
+        if (threads < 0) throw py::value_error("threads must be >= 0");
+        config.threads = threads;
+        config.dev_pairs = std::move(dev_pairs);
+        if (patience < 0) throw py::value_error("patience must be >= 0");
+        config.patience = std::size_t(patience);
+        config.output_dir = output_dir;
+        config.data_description = "python";
+        ProgressBridge bridge(progress, "training verifier");
+        const auto report = run_released(bridge, [&] {
+          return training::train_verifier(*encoder, triples, config, train_progress(bridge));
+        });
+        return report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
+                           report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir);
+      },
+      py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("architecture") = "cnn",
+      py::arg("map_size") = 128, py::arg("width") = 128, py::arg("patch") = 8, py::arg("feed_forward") = 32,
+      py::arg("dropout") = 0.1, py::arg("epochs") = 3, py::arg("batch_size") = 32, py::arg("learning_rate") = 1e-4,
+      py::arg("temperature") = 0.1, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
+      py::arg("seed") = 42, py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
+      py::arg("patience") = 0, py::arg("progress") = false,
+      R"(Trains a map verifier over token-token cosine maps of a frozen encoder: each anchor is scored
+against every in-batch positive and its own negatives (InfoNCE, temperature 0.1 by default).
+
+Arguments:
+    encoder: the Encoder whose token vectors make the maps (not changed).
+    triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss.
+    output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
+    architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
+    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024).
+    width: F3 first-conv channels / F4 embedding size. patch, feed_forward: F4 sizes.
+    dropout: in [0, 1). epochs, batch_size: >= 1. learning_rate, weight_decay, warmup_ratio: AdamW.
+    dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
+        weights written. patience: stop after this many epochs without a better AUC (0 = never).
+    progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
+
+Returns:
+    dict with steps, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
+    best_dev_score, stopped_early and output_dir.
+
+Raises:
+    ValueError for bad sizes or settings, KeyboardInterrupt when cancelled. The GIL is released.)");
+
+  py::class_<scoring::MapVerifier, std::shared_ptr<scoring::MapVerifier>>(
+      m, "MapVerifier", "A learned scorer of token-token cosine maps (F3/F4 or a TorchScript module).")
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            return std::const_pointer_cast<scoring::MapVerifier>(scoring::load_map_verifier(path));
+          },
+          py::arg("path"),
+          "A directory written by train_verifier, or a TorchScript file taking (maps [B,3,S,S], valid [B,S,S]).")
+      .def_property_readonly("name", &scoring::MapVerifier::name)
+      .def(
+          "score",
+          [](const scoring::MapVerifier& self, py::list maps) {
+            std::vector<Matrix> matrices;
+            for (py::handle item : maps) {
+              FloatArray array = float_array(item, "map", "(tq, tc)", 2, 2);
+              const MatrixView view = as_view(array);
+              matrices.emplace_back(view.rows, view.cols,
+                                    std::vector<float>(view.data, view.data + view.rows * view.cols));
+            }
+            std::vector<float> scores;
+            {
+              py::gil_scoped_release release;
+              scores = self.score(matrices);
+            }
+            return to_numpy(std::move(scores));
+          },
+          py::arg("maps"),
+          "One score per map (a list of 2-D float arrays from token_map), higher = the candidate is accepted.");
+}
+
+}  // namespace counterpoint::python

@@ -1,0 +1,144 @@
+// `counterpoint train verifier`: train a built-in map verifier (F3 CNN or F4 patch Transformer)
+// on SICK near-miss triples with a frozen encoder. `counterpoint near-miss`: how well the fixed
+// token-map scores (F0 mean, F1 MaxSim, F2 alignment) and any verifiers separate paraphrases
+// from near-misses on a SICK pairs file.
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/scoring/token_maps.h"
+#include "counterpoint/training/near_miss.h"
+#include "counterpoint/training/verifier_trainer.h"
+
+namespace counterpoint::cli {
+
+namespace {
+
+training::MapScorer reduction(float (*score)(MatrixView)) {
+  return [score](const std::vector<Matrix>& maps) {
+    std::vector<float> out;
+    for (const auto& m : maps) out.push_back(score(m.view()));
+    return out;
+  };
+}
+
+float alignment_with_defaults(MatrixView map) { return scoring::map_alignment(map); }
+
+void print_near_miss_row(const std::string& scorer, const training::NearMissReport& r) {
+  const auto mean = [](const std::vector<float>& v) {
+    double sum = 0;
+    for (float x : v) sum += x;
+    return sum / double(v.size());
+  };
+  std::cout << std::left << std::setw(28) << scorer << std::right << std::fixed << std::setprecision(4)
+            << std::setw(8) << r.auc << std::setw(12) << mean(r.paraphrase_scores) << std::setw(12)
+            << mean(r.near_miss_scores) << "\n";
+}
+
+}  // namespace
+
+void add_train_verifier_command(CLI::App& train) {
+  struct Args {
+    std::string model = "use-lite-en", pairs, dev_pairs, out, architecture = "cnn";
+    double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1;
+    std::size_t epochs = 3, batch = 32, patience = 0;
+    int map_size = 128, width = 128, patch = 8, feed_forward = 32, threads = 0;
+    std::uint64_t seed = 42;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = train.add_subcommand("verifier", "Train a map verifier (F3 cnn, F4 transformer) on SICK near-misses");
+  cmd->add_option("--model", a->model, "Frozen encoder whose token vectors make the maps (name or directory)");
+  cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv to build training triples from")->required();
+  cmd->add_option("--dev-pairs", a->dev_pairs, "SICK pairs file for the per-epoch near-miss AUC (best epoch kept)");
+  cmd->add_option("--min-overlap", a->min_overlap, "Word overlap a contradiction needs to count as a near-miss");
+  cmd->add_option("--architecture", a->architecture, "cnn (F3) or transformer (F4)");
+  cmd->add_option("--map-size", a->map_size, "Maps are padded or cropped to this size");
+  cmd->add_option("--width", a->width, "F3: first conv channels; F4: patch embedding size");
+  cmd->add_option("--patch", a->patch, "F4: patch side");
+  cmd->add_option("--feed-forward", a->feed_forward, "F4: feed-forward width");
+  cmd->add_option("--dropout", a->dropout, "Dropout");
+  cmd->add_option("--out", a->out, "Verifier directory to write")->required();
+  cmd->add_option("--epochs", a->epochs, "Epochs");
+  cmd->add_option("--batch-size", a->batch, "Triples per batch (in-batch candidates)");
+  cmd->add_option("--lr", a->lr, "AdamW learning rate");
+  cmd->add_option("--weight-decay", a->weight_decay, "AdamW weight decay");
+  cmd->add_option("--warmup", a->warmup, "Share of steps with linear warm-up");
+  cmd->add_option("--temperature", a->temperature, "InfoNCE temperature");
+  cmd->add_option("--patience", a->patience, "Stop after this many epochs without a better dev AUC (0 = never)");
+  cmd->add_option("--seed", a->seed, "Seed of initialisation and data order");
+  cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+  cmd->callback([a] {
+    training::VerifierTrainConfig config;
+    config.shape.architecture = scoring::parse_verifier_architecture(a->architecture);
+    config.shape.map_size = a->map_size;
+    config.shape.width = a->width;
+    config.shape.patch = a->patch;
+    config.shape.feed_forward = a->feed_forward;
+    config.shape.dropout = a->dropout;
+    scoring::validate(config.shape);
+    config.temperature = a->temperature;
+    config.epochs = a->epochs;
+    config.batch_size = a->batch;
+    config.learning_rate = a->lr;
+    config.weight_decay = a->weight_decay;
+    config.warmup_ratio = a->warmup;
+    config.seed = a->seed;
+    config.threads = a->threads;
+    config.patience = a->patience;
+    config.output_dir = a->out;
+    config.data_description = "sick-near-miss:" + a->pairs;
+    if (!a->dev_pairs.empty()) config.dev_pairs = training::sick_near_miss_pairs(a->dev_pairs, a->min_overlap);
+    const auto triples = training::sick_near_miss_triples(a->pairs, a->min_overlap);
+    std::cerr << "training on " << triples.size() << " near-miss triples\n";
+    auto encoder = load_encoder(a->model, a->threads);
+    const auto report = training::train_verifier(*encoder, triples, config, [](const training::TrainProgress& p) {
+      std::cerr << "\r" << training::format_progress(p) << std::flush;
+      return true;
+    });
+    std::cerr << "\n";
+    std::cout << "trained " << report.steps << " steps, final loss " << std::fixed << std::setprecision(4)
+              << report.final_loss << ", " << std::setprecision(1) << report.examples_per_second << " triples/s";
+    if (report.best_dev_score) std::cout << ", best dev near-miss AUC " << std::setprecision(4) << *report.best_dev_score;
+    std::cout << " -> " << report.output_dir << "\n";
+  });
+}
+
+void add_near_miss_command(CLI::App& app) {
+  struct Args {
+    std::string model = "use-lite-en", pairs;
+    std::vector<std::string> verifiers;
+    double min_overlap = 0.5;
+    int threads = 0;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand(
+      "near-miss", "ROC-AUC of token-map scores for paraphrase vs near-miss pairs (higher = near-misses rejected)");
+  cmd->add_option("--model", a->model, "Encoder whose token vectors make the maps (name or directory)");
+  cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv")->required();
+  cmd->add_option("--verifier", a->verifiers, "Map verifiers to score too (directories or TorchScript files)");
+  cmd->add_option("--min-overlap", a->min_overlap, "Word overlap a contradiction needs to count as a near-miss");
+  cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+  cmd->callback([a] {
+    const auto pairs = training::sick_near_miss_pairs(a->pairs, a->min_overlap);
+    std::size_t near_misses = 0;
+    for (const auto& p : pairs) near_misses += p.near_miss;
+    auto encoder = load_encoder(a->model, a->threads);
+    std::cout << "pairs " << pairs.size() - near_misses << " paraphrase, " << near_misses << " near-miss (overlap >= "
+              << a->min_overlap << "), encoder " << encoder->manifest().name << "\n";
+    std::cout << std::left << std::setw(28) << "scorer" << std::right << std::setw(8) << "AUC" << std::setw(12)
+              << "mean para" << std::setw(12) << "mean near" << "\n";
+    print_near_miss_row("F0 mean", training::evaluate_near_misses(*encoder, pairs, reduction(scoring::map_mean)));
+    print_near_miss_row("F1 maxsim", training::evaluate_near_misses(*encoder, pairs, reduction(scoring::map_maxsim)));
+    print_near_miss_row("F2 alignment",
+                        training::evaluate_near_misses(*encoder, pairs, reduction(alignment_with_defaults)));
+    for (const auto& path : a->verifiers) {
+      const auto verifier = scoring::load_map_verifier(path);
+      print_near_miss_row(verifier->name(), training::evaluate_near_misses(*encoder, pairs, [&](const std::vector<Matrix>& maps) {
+                            return verifier->score(maps);
+                          }));
+    }
+  });
+}
+
+}  // namespace counterpoint::cli

@@ -1,0 +1,154 @@
+// Map-verifier training: the InfoNCE loss on hand-computed values, a training run on the tiny
+// model that lowers the loss and writes a loadable verifier directory, the near-miss report,
+// and refusal of unusable configurations before any work.
+#include "counterpoint/training/verifier_trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/scoring/token_maps.h"
+#include "counterpoint/training/losses.h"
+
+namespace counterpoint::training {
+namespace {
+
+const std::string kTinyModel = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/tiny-model";
+
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = std::string(COUNTERPOINT_BINARY_DIR) + "/verifier_test_out/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// Anchor "the man is playing guitar", paraphrase "some man is playing guitar", near-miss
+// "the man is not playing guitar", over the tiny model's vocabulary; one group each.
+std::vector<Triple> near_miss_triples() {
+  const std::vector<std::string> subjects = {"man", "woman", "boy", "girl", "dog", "cat", "kids", "horse"};
+  const std::vector<std::string> actions = {"playing guitar", "eating food"};
+  std::vector<Triple> triples;
+  for (const auto& s : subjects) {
+    for (const auto& a : actions) {
+      triples.push_back({"the " + s + " is " + a, "some " + s + " is " + a, {"the " + s + " is not " + a}, s + a});
+    }
+  }
+  return triples;
+}
+
+VerifierTrainConfig tiny_config(const std::string& output_dir) {
+  VerifierTrainConfig c;
+  c.shape.map_size = 8;
+  c.shape.width = 4;
+  c.output_dir = output_dir;
+  c.batch_size = 8;
+  c.epochs = 15;  // 2 batches per epoch
+  c.learning_rate = 0.01;
+  c.threads = 1;
+  return c;
+}
+
+TEST(MapVerifierLoss, IsCrossEntropyOfScoresOverTemperatureWithTheDiagonalAsTarget) {
+  const auto scores = torch::tensor({{0.5f, 0.1f, -0.2f}, {0.0f, 0.3f, 0.4f}});
+  const auto loss = map_verifier_loss(scores, 0.1).item<double>();
+  const double row0 = -std::log(std::exp(5.0) / (std::exp(5.0) + std::exp(1.0) + std::exp(-2.0)));
+  const double row1 = -std::log(std::exp(3.0) / (std::exp(0.0) + std::exp(3.0) + std::exp(4.0)));
+  EXPECT_NEAR(loss, (row0 + row1) / 2.0, 1e-5);
+}
+
+TEST(MapVerifierLoss, RejectsShapesWithoutADiagonalAndBadTemperatures) {
+  EXPECT_THROW(map_verifier_loss(torch::zeros({3, 2}), 0.1), InvalidArgument);
+  EXPECT_THROW(map_verifier_loss(torch::zeros({3}), 0.1), InvalidArgument);
+  EXPECT_THROW(map_verifier_loss(torch::zeros({2, 3}), 0.0), InvalidArgument);
+}
+
+TEST(TrainVerifier, LossDecreasesAndTheDirectoryLoadsAsAVerifier) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  for (auto architecture : {scoring::VerifierArchitecture::kCnn, scoring::VerifierArchitecture::kPatchTransformer}) {
+    SCOPED_TRACE(scoring::to_string(architecture));
+    auto config = tiny_config(fresh_dir(scoring::to_string(architecture)));
+    config.shape.architecture = architecture;
+    config.shape.patch = 4;
+    config.dev_pairs = {{triples[0].anchor, triples[0].positive, false},
+                        {triples[0].anchor, triples[0].negatives[0], true}};
+    std::size_t calls = 0;
+    const auto report = train_verifier(*encoder, triples, config, [&](const TrainProgress& p) {
+      EXPECT_EQ(p.step, ++calls);
+      return true;
+    });
+    ASSERT_EQ(report.steps, 30u);
+    ASSERT_EQ(report.loss_curve.size(), 30u);
+    ASSERT_EQ(report.dev_scores.size(), 15u);  // one near-miss AUC per epoch
+    double first = 0, last = 0;
+    for (std::size_t i = 0; i < 6; ++i) first += report.loss_curve[i], last += report.loss_curve[24 + i];
+    EXPECT_LT(last, first * 0.9);
+
+    const auto verifier = scoring::BuiltinMapVerifier::load(config.output_dir);
+    EXPECT_EQ(verifier->shape().architecture, architecture);
+    EXPECT_EQ(verifier->shape().map_size, 8);
+    // The written weights are the best epoch's: scoring the dev pairs reproduces its AUC.
+    const auto near_miss = evaluate_near_misses(*encoder, config.dev_pairs, [&](const std::vector<Matrix>& maps) {
+      return verifier->score(maps);
+    });
+    EXPECT_DOUBLE_EQ(near_miss.auc, *report.best_dev_score);
+  }
+}
+
+TEST(TrainVerifier, CancellingFromTheProgressCallbackStopsWithCancelled) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto config = tiny_config(fresh_dir("cancelled"));
+  EXPECT_THROW(train_verifier(*encoder, near_miss_triples(), config, [](const TrainProgress& p) { return p.step < 3; }),
+               Cancelled);
+  EXPECT_FALSE(path_exists(config.output_dir + "/verifier.json"));
+}
+
+TEST(TrainVerifier, RefusesUnusableConfigurationsBeforeAnyWork) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  const auto base = tiny_config(fresh_dir("refused"));
+  auto with = [&](auto change) {
+    auto c = base;
+    change(c);
+    return c;
+  };
+  EXPECT_THROW(train_verifier(*encoder, {}, base), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.output_dir.clear(); })), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.temperature = 0; })), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.shape.map_size = 2; })), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.batch_size = 64; })), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) {
+                                c.dev_pairs = {{"the man is playing guitar", "some man is playing guitar", false}};
+                              })),
+               InvalidArgument);
+  auto uneven = triples;
+  uneven[3].negatives.clear();
+  EXPECT_THROW(train_verifier(*encoder, uneven, base), InvalidArgument);
+  EXPECT_FALSE(path_exists(base.output_dir));
+}
+
+TEST(EvaluateNearMisses, SplitsScoresByLabelAndReportsTheirAuc) {
+  auto encoder = Encoder::load(kTinyModel);
+  const std::vector<LabeledPair> pairs = {{"the man is playing guitar", "the man is playing guitar", false},
+                                          {"the man is playing guitar", "the dog is eating food", true},
+                                          {"the cat is eating food", "the cat is eating food", false}};
+  const auto report = evaluate_near_misses(*encoder, pairs, [](const std::vector<Matrix>& maps) {
+    std::vector<float> out;
+    for (const auto& m : maps) out.push_back(scoring::map_maxsim(m.view()));
+    return out;
+  });
+  ASSERT_EQ(report.paraphrase_scores.size(), 2u);
+  ASSERT_EQ(report.near_miss_scores.size(), 1u);
+  EXPECT_NEAR(report.paraphrase_scores[0], 1.0f, 1e-5);  // identical texts: every token finds itself
+  EXPECT_DOUBLE_EQ(report.auc, 1.0);
+  EXPECT_THROW(evaluate_near_misses(*encoder, {pairs[0]}, [](const auto& maps) { return std::vector<float>(maps.size()); }),
+               InvalidArgument);
+  EXPECT_THROW(evaluate_near_misses(*encoder, pairs, [](const auto&) { return std::vector<float>(1); }),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace counterpoint::training

@@ -1,0 +1,142 @@
+"""counterpoint training from Python: triples and near-miss pairs, train_sparsecl /
+train_contrastive / train_verifier on the committed tiny model (loss goes down, the output loads),
+MapVerifier scoring and Index.search(scorer="verifier"), cancellation and bad arguments."""
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+try:
+    import counterpoint as cp
+except ImportError:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+    import counterpoint as cp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+TINY_MODEL = REPO / "tests" / "fixtures" / "training" / "tiny-model"
+SUBJECTS = ["man", "woman", "boy", "girl", "dog", "cat", "kids", "horse"]
+ACTIONS = ["playing guitar", "eating food"]
+
+
+def contradiction_triples():
+    return [cp.Triple(f"the {s} is {a}", f"the {s} is not {a}", [f"some {s} is {a}"], group=s + a)
+            for s in SUBJECTS for a in ACTIONS]
+
+
+def near_miss_triples():
+    return [cp.Triple(f"the {s} is {a}", f"some {s} is {a}", [f"the {s} is not {a}"], group=s + a)
+            for s in SUBJECTS for a in ACTIONS]
+
+
+def mean(values):
+    return sum(values) / len(values)
+
+
+def test_triple_fields_and_tsv_loading(tmp_path):
+    t = cp.Triple("a cat sleeps", "no cat sleeps", ["a cat rests"], group="cats")
+    assert (t.anchor, t.positive, t.negatives, t.group) == ("a cat sleeps", "no cat sleeps", ["a cat rests"], "cats")
+    assert "a cat sleeps" in repr(t)
+    path = tmp_path / "triples.tsv"
+    path.write_text("a\tb\tc\tg\nd\te\tf\n")
+    loaded = cp.load_triples(str(path))
+    assert [(x.anchor, x.positive, x.negatives, x.group) for x in loaded] == [("a", "b", ["c"], "g"),
+                                                                               ("d", "e", ["f"], "")]
+    path.write_text("only two\tfields\n")
+    with pytest.raises(cp.CorruptFileError, match="triples.tsv:1"):
+        cp.load_triples(str(path))
+
+
+def test_near_miss_pairs_and_triples_from_a_sick_pairs_file(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(
+        "pair_ID\tsentence_A\tsentence_B\tentailment_label\tentailment_AB\tentailment_BA\trelatedness_score\n"
+        "1\tA man is playing a guitar\tA man is playing an instrument\tENTAILMENT\tA_entails_B\tB_neutral_A\t4.5\n"
+        "2\tA man is playing a guitar\tA man is not playing a guitar\tCONTRADICTION\tA_contradicts_B\tB_neutral_A\t4\n")
+    pairs = cp.sick_near_miss_pairs(str(path))
+    assert pairs == [cp.LabeledPair("A man is playing a guitar", "A man is playing an instrument", False),
+                     cp.LabeledPair("A man is playing a guitar", "A man is not playing a guitar", True)]
+    triples = cp.sick_near_miss_triples(str(path))
+    assert len(triples) == 1 and triples[0].negatives == ["A man is not playing a guitar"]
+    with pytest.raises(ValueError, match="min_overlap"):
+        cp.sick_near_miss_pairs(str(path), 2.0)
+    with pytest.raises(FileNotFoundError):
+        cp.sick_near_miss_pairs(str(tmp_path / "missing.tsv"))
+
+
+@pytest.mark.parametrize("train", [cp.train_sparsecl, cp.train_contrastive])
+def test_encoder_training_lowers_the_loss_and_writes_a_loadable_model(train, tmp_path):
+    out = tmp_path / "model"
+    report = train(str(TINY_MODEL), contradiction_triples(), str(out), epochs=10, batch_size=8,
+                   learning_rate=0.05, temperature=0.1, threads=1, model_name="tiny-trained")
+    assert report["steps"] == 20 and len(report["loss_curve"]) == 20
+    assert mean(report["loss_curve"][-4:]) < mean(report["loss_curve"][:4])
+    assert report["output_dir"] == str(out)
+    encoder = cp.Encoder.load(str(out), threads=1)
+    assert encoder.name == "tiny-trained"
+    assert encoder.encode(["the cat is eating food"]).shape == (1, encoder.dim)
+
+
+def test_training_reports_progress_and_stops_when_the_callback_says_so(tmp_path):
+    seen = []
+
+    def progress(step, total):
+        seen.append((step, total))
+        return step < 3
+
+    with pytest.raises(KeyboardInterrupt):
+        cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), str(tmp_path / "m"), epochs=10,
+                          batch_size=8, threads=1, progress=progress)
+    assert seen == [(1, 20), (2, 20), (3, 20)]
+
+
+def test_training_refuses_bad_arguments_with_the_reason(tmp_path):
+    triples = contradiction_triples()
+    with pytest.raises(ValueError, match="epochs"):
+        cp.train_sparsecl(str(TINY_MODEL), triples, str(tmp_path / "m"), epochs=0)
+    with pytest.raises(ValueError, match="sparsity"):
+        cp.train_sparsecl(str(TINY_MODEL), triples, str(tmp_path / "m"), sparsity="l3")
+    with pytest.raises(FileNotFoundError):
+        cp.train_contrastive(str(tmp_path / "no-model"), triples, str(tmp_path / "m"))
+    with pytest.raises(TypeError):
+        cp.train_sparsecl(str(TINY_MODEL), ["not a triple"], str(tmp_path / "m"))
+    encoder = cp.Encoder.load(str(TINY_MODEL), threads=1)
+    with pytest.raises(ValueError, match="architecture"):
+        cp.train_verifier(encoder, near_miss_triples(), str(tmp_path / "v"), architecture="rnn")
+    with pytest.raises(ValueError, match="patch"):
+        cp.train_verifier(encoder, near_miss_triples(), str(tmp_path / "v"), architecture="transformer",
+                          map_size=8, patch=3)
+
+
+def test_trained_verifier_scores_maps_and_reranks_search_hits(tmp_path):
+    encoder = cp.Encoder.load(str(TINY_MODEL), threads=1)
+    triples = near_miss_triples()
+    dev = [cp.LabeledPair(triples[0].anchor, triples[0].positive, False),
+           cp.LabeledPair(triples[0].anchor, triples[0].negatives[0], True)]
+    out = tmp_path / "verifier"
+    report = cp.train_verifier(encoder, triples, str(out), map_size=8, width=4, epochs=15, batch_size=8,
+                               learning_rate=0.01, threads=1, dev_pairs=dev)
+    assert report["steps"] == 30 and len(report["dev_scores"]) == 15
+    assert report["best_dev_score"] == max(report["dev_scores"])
+    assert mean(report["loss_curve"][-6:]) < mean(report["loss_curve"][:6])
+
+    verifier = cp.MapVerifier.load(str(out))
+    assert verifier.name == "cnn:verifier"
+    query, paraphrase, near_miss = encoder.encode_tokens([triples[0].anchor, triples[0].positive,
+                                                          triples[0].negatives[0]])
+    scores = verifier.score([cp.token_map(query, paraphrase), cp.token_map(query, near_miss)])
+    assert scores.dtype == np.float32 and scores.shape == (2,)
+    assert np.all(np.abs(scores) <= 1)
+    with pytest.raises(ValueError):
+        verifier.score([np.zeros((0, 3), dtype=np.float32)])
+
+    texts = [triples[0].positive, triples[0].negatives[0], "the horse is eating food"]
+    index = cp.Index.build(texts, ["para", "near", "other"], encoder=encoder, tokens=True)
+    hits = index.search([triples[0].anchor], k=3, candidates=3, scorer="verifier", verifier=verifier)
+    by_id = {hit.id: hit for hit in hits[0]}
+    assert by_id["para"].token == pytest.approx(float(scores[0]), abs=1e-5)
+    assert by_id["near"].token == pytest.approx(float(scores[1]), abs=1e-5)
+    with pytest.raises(ValueError, match="verifier"):
+        index.search([triples[0].anchor], k=3, candidates=3, scorer="verifier")
+    with pytest.raises(FileNotFoundError):
+        cp.MapVerifier.load(str(tmp_path / "missing"))
