@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   cli::add_eval_commands(app);
   cli::add_train_commands(app);
   cli::add_near_miss_command(app);
+  cli::add_stance_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,117 @@
+"""The counterpoint command line: a thin shell over the library. Commands run end to end on the
+bundled example corpus, the committed tiny model and (when present) the real IBM claim stance set,
+and bad arguments end with a non-zero exit and the library's message."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("COUNTERPOINT_BUILD_DIR", ROOT / "build"))
+CLI = BUILD / "bin" / "counterpoint"
+MODELS = pathlib.Path(os.environ.get("COUNTERPOINT_MODELS", ROOT / "models" / "installed"))
+TINY_MODEL = ROOT / "tests" / "fixtures" / "training" / "tiny-model"
+STANCE = ROOT.parent / "shared" / "data" / "ibm-claim-stance"
+REQUIRED = os.environ.get("COUNTERPOINT_REQUIRE_MODELS") == "1"
+
+if not CLI.exists():
+    pytest.skip(f"no counterpoint binary at {CLI} (set COUNTERPOINT_BUILD_DIR)", allow_module_level=True)
+
+
+def run(*args, check=True):
+    result = subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "COUNTERPOINT_MODELS": str(MODELS)})
+    if check and result.returncode != 0:
+        raise AssertionError(f"counterpoint {' '.join(map(str, args))} exited {result.returncode}:\n{result.stderr}")
+    return result
+
+
+def need_default_model():
+    if not (MODELS / "use-lite-en" / "manifest.json").exists():
+        if REQUIRED:
+            pytest.fail(f"use-lite-en missing under {MODELS}")
+        pytest.skip("use-lite-en is not installed")
+
+
+def test_help_lists_every_command():
+    out = run("--help").stdout
+    for command in ["demo", "models", "index", "search", "run", "eval", "train", "near-miss", "stance"]:
+        assert command in out
+    assert "verifier" in run("train", "--help").stdout
+
+
+def write_pairs(path):
+    header = "pair_ID\tsentence_A\tsentence_B\tentailment_label\tentailment_AB\tentailment_BA\trelatedness_score\n"
+    lines = [header]
+    for i, (subject, action) in enumerate([("man", "playing guitar"), ("woman", "eating food"),
+                                           ("boy", "playing guitar"), ("girl", "eating food")]):
+        lines.append(f"{2 * i}\tthe {subject} is {action}\tsome {subject} is {action}\tENTAILMENT\t"
+                     "A_entails_B\tB_entails_A\t4.8\n")
+        lines.append(f"{2 * i + 1}\tthe {subject} is {action}\tthe {subject} is not {action}\tCONTRADICTION\t"
+                     "A_contradicts_B\tB_contradicts_A\t4.1\n")
+    path.write_text("".join(lines))
+
+
+def test_train_verifier_then_score_near_misses(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    write_pairs(pairs)
+    out = tmp_path / "verifier"
+    trained = run("train", "verifier", "--model", TINY_MODEL, "--pairs", pairs, "--dev-pairs", pairs,
+                  "--map-size", 8, "--width", 4, "--epochs", 3, "--batch-size", 4, "--threads", 1, "--out", out)
+    assert "trained 6 steps" in trained.stdout and "best dev near-miss AUC" in trained.stdout
+    assert (out / "verifier.json").exists() and (out / "weights.pt").exists()
+    table = run("near-miss", "--model", TINY_MODEL, "--pairs", pairs, "--threads", 1, "--verifier", out).stdout
+    assert "pairs 8 paraphrase, 8 near-miss" in table  # both directions of each pair
+    rows = {line.split()[0]: line.split()[-3:] for line in table.splitlines()[2:]}
+    assert set(rows) == {"F0", "F1", "F2", "cnn:verifier"}
+    for auc, _, _ in rows.values():
+        assert 0.0 <= float(auc) <= 1.0
+
+
+def test_bad_arguments_exit_non_zero_with_the_reason(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    write_pairs(pairs)
+    bad = run("train", "verifier", "--model", TINY_MODEL, "--pairs", pairs, "--architecture", "rnn",
+              "--out", tmp_path / "v", check=False)
+    assert bad.returncode == 1 and "unknown verifier architecture 'rnn'" in bad.stderr
+    missing = run("near-miss", "--model", TINY_MODEL, "--pairs", tmp_path / "missing.tsv", check=False)
+    assert missing.returncode == 2 and "missing.tsv" in missing.stderr
+    not_a_verifier = run("near-miss", "--model", TINY_MODEL, "--pairs", pairs, "--verifier", tmp_path / "nothing",
+                         check=False)
+    assert not_a_verifier.returncode == 2 and "no map verifier" in not_a_verifier.stderr
+
+
+def test_index_build_and_search_on_the_example_corpus(tmp_path):
+    need_default_model()
+    index = tmp_path / "index"
+    run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1)
+    out = run("search", "--index", index, "--query", "Water boils at a lower temperature at high altitude.",
+              "-k", 2, "--threads", 1).stdout
+    assert "boil" in out.lower()
+    trec = tmp_path / "run.trec"
+    run("search", "--index", index, "--queries", ROOT / "examples" / "corpus" / "queries.jsonl", "--trec", trec,
+        "--threads", 1)
+    assert len(trec.read_text().splitlines()) > 0
+
+
+def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_reference():
+    need_default_model()
+    if not (STANCE / "metadata.jsonl").exists():
+        if REQUIRED:
+            pytest.fail(f"IBM claim stance data missing under {STANCE}")
+        pytest.skip("IBM claim stance data is not on this machine")
+    table = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--threads", 2).stdout
+    lines = table.splitlines()
+    assert lines[0].startswith("queries 60")
+    first = lines[2].split()
+    # "Find an argument supporting the claim:" is the instruction of the reference measurement
+    # (../shared/data/README.md: P@R 0.324, Hard@R 0.330, Semi@R 0.180, nDCG@10 0.387).
+    assert lines[2].startswith('"Find an argument supporting the claim:"')
+    p_at_r, hard, semi, easy, ndcg = map(float, first[-5:])
+    assert p_at_r == pytest.approx(0.324, abs=0.005) and hard == pytest.approx(0.330, abs=0.005)
+    assert semi == pytest.approx(0.180, abs=0.005) and ndcg == pytest.approx(0.387, abs=0.005)
+    assert p_at_r + hard + semi + easy == pytest.approx(1.0, abs=1e-3)
+    bad = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--templates", "mine",
+              check=False)
+    assert bad.returncode == 1 and "--templates must be held-out or training" in bad.stderr
