@@ -1,9 +1,12 @@
 #include "corpus_input.h"
 
+#include <iostream>
 #include <sstream>
 
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/corpus_files.h"
+#include "counterpoint/retrieval/retriever.h"
+#include "commands.h"
 
 namespace counterpoint::cli {
 
@@ -34,6 +37,28 @@ std::vector<data::Query> load_query_file(const std::string& path) {
     queries.push_back(std::move(q));
   }
   return queries;
+}
+
+std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cache,
+                                                          const std::vector<data::Document>& corpus,
+                                                          const Encoder& encoder, const Encoder* sparse) {
+  if (!cache.empty() && path_exists(cache)) {
+    auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(cache));
+    std::cerr << "loaded index " << cache << " (" << loaded->size() << " documents)\n";
+    return loaded;
+  }
+  index::IndexOptions options;
+  options.dim = encoder.dim();
+  options.sparse_dim = sparse ? sparse->dim() : 0;
+  auto built = std::make_shared<index::DocumentIndex>(options);
+  std::vector<std::string> ids, texts;
+  for (const auto& d : corpus) {
+    ids.push_back(d.id);
+    texts.push_back(data::encoding_text(d));
+  }
+  retrieval::add_documents(*built, ids, texts, encoder, sparse, 64, stderr_progress("encoding corpus"));
+  if (!cache.empty()) built->save(cache);
+  return built;
 }
 
 }  // namespace counterpoint::cli

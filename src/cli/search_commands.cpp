@@ -158,23 +158,7 @@ void add_search_commands(CLI::App& app) {
 
     auto encoder = load_encoder(rs->model, rs->threads);
     std::shared_ptr<Encoder> sparse = rs->sparse_model.empty() ? nullptr : load_encoder(rs->sparse_model, rs->threads);
-    std::shared_ptr<index::DocumentIndex> idx;
-    if (!ra->index_cache.empty() && path_exists(ra->index_cache)) {
-      idx = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(ra->index_cache));
-      std::cerr << "loaded index " << ra->index_cache << " (" << idx->size() << " documents)\n";
-    } else {
-      index::IndexOptions options;
-      options.dim = encoder->dim();
-      options.sparse_dim = sparse ? sparse->dim() : 0;
-      idx = std::make_shared<index::DocumentIndex>(options);
-      std::vector<std::string> ids, texts;
-      for (const auto& d : dataset.corpus) {
-        ids.push_back(d.id);
-        texts.push_back(data::encoding_text(d));
-      }
-      retrieval::add_documents(*idx, ids, texts, *encoder, sparse.get(), 64, stderr_progress("encoding corpus"));
-      if (!ra->index_cache.empty()) idx->save(ra->index_cache);
-    }
+    auto idx = cached_corpus_index(ra->index_cache, dataset.corpus, *encoder, sparse.get());
     retrieval::Retriever retriever(idx, encoder, sparse, load_verifier(*rs));
     auto options = to_options(*rs);
     std::vector<std::string> texts;

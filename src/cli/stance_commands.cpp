@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "commands.h"
+#include "corpus_input.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
@@ -92,21 +93,7 @@ void add_stance_command(CLI::App& app) {
     else throw InvalidArgument("--templates must be held-out or training, got '" + a->templates + "'");
 
     auto encoder = load_encoder(a->model, a->threads);
-    std::shared_ptr<index::DocumentIndex> idx;
-    if (!a->index_cache.empty() && path_exists(a->index_cache)) {
-      idx = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(a->index_cache));
-    } else {
-      index::IndexOptions options;
-      options.dim = encoder->dim();
-      idx = std::make_shared<index::DocumentIndex>(options);
-      std::vector<std::string> ids, texts;
-      for (const auto& d : dataset.corpus) {
-        ids.push_back(d.id);
-        texts.push_back(data::encoding_text(d));
-      }
-      retrieval::add_documents(*idx, ids, texts, *encoder, nullptr, 64, stderr_progress("encoding corpus"));
-      if (!a->index_cache.empty()) idx->save(a->index_cache);
-    }
+    auto idx = cached_corpus_index(a->index_cache, dataset.corpus, *encoder, nullptr);
     retrieval::Retriever retriever(idx, encoder, nullptr);
     retrieval::SearchOptions options;
     options.stage1 = retrieval::parse_stage1(a->stage1);
