@@ -95,10 +95,8 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
     throw py::value_error("texts and ids must have the same length: " + std::to_string(text_values.size()) +
                           " texts, " + std::to_string(id_values.size()) + " ids");
   }
-  index::IndexOptions options;
-  options.dim = encoder->dim();
+  index::IndexOptions options = retrieval::index_options_for(*encoder, sparse_encoder.get());
   options.kind = kind;
-  options.sparse_dim = sparse_encoder ? sparse_encoder->dim() : 0;
   options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
                                 : index::IndexOptions::SparseStorage::kFloat32;
   options.store_token_embeddings = tokens;

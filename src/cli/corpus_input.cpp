@@ -47,10 +47,7 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
     std::cerr << "loaded index " << cache << " (" << loaded->size() << " documents)\n";
     return loaded;
   }
-  index::IndexOptions options;
-  options.dim = encoder.dim();
-  options.sparse_dim = sparse ? sparse->dim() : 0;
-  auto built = std::make_shared<index::DocumentIndex>(options);
+  auto built = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(encoder, sparse));
   std::vector<std::string> ids, texts;
   for (const auto& d : corpus) {
     ids.push_back(d.id);

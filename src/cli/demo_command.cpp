@@ -67,10 +67,7 @@ void add_demo_command(CLI::App& app) {
     const std::string qrels_file = a->qrels.empty() ? data::qrels_path(a->corpus, "contradictions") : a->qrels;
     const data::Qrels qrels = path_exists(qrels_file) ? data::load_qrels(qrels_file) : data::Qrels{};
 
-    index::IndexOptions options;
-    options.dim = encoder->dim();
-    options.sparse_dim = sparse->dim();
-    auto idx = std::make_shared<index::DocumentIndex>(options);
+    auto idx = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(*encoder, sparse.get()));
     std::vector<std::string> ids, texts, queries;
     for (const auto& d : dataset.corpus) {
       ids.push_back(d.id);

@@ -33,9 +33,7 @@ void add_index_commands(CLI::App& app) {
     auto encoder = load_encoder(a->model, a->threads);
     std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
     const auto docs = load_documents(a->corpus);
-    index::IndexOptions options;
-    options.dim = encoder->dim();
-    options.sparse_dim = sparse ? sparse->dim() : 0;
+    index::IndexOptions options = retrieval::index_options_for(*encoder, sparse.get());
     options.sparse_storage = a->fp16 ? index::IndexOptions::SparseStorage::kFloat16
                                      : index::IndexOptions::SparseStorage::kFloat32;
     options.kind = a->kind;
@@ -67,7 +65,9 @@ void add_index_commands(CLI::App& app) {
               << "\n"
               << "tokens      " << (o.store_token_embeddings ? std::to_string(o.token_dim) + "-d" : "not stored") << "\n"
               << "bm25        " << (loaded.has_bm25() ? "k1 " + std::to_string(o.bm25.k1) + ", b " + std::to_string(o.bm25.b) : "none") << "\n"
-              << "memory      " << loaded.memory_bytes() / (1024.0 * 1024.0) << " MiB\n";
+              << "memory      " << loaded.memory_bytes() / (1024.0 * 1024.0) << " MiB\n"
+              << "encoder     " << (o.encoder_id.empty() ? "not recorded" : o.encoder_id) << "\n"
+              << "sparse enc. " << (o.sparse_encoder_id.empty() ? "not recorded" : o.sparse_encoder_id) << "\n";
   });
 }
 

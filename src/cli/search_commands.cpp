@@ -27,8 +27,9 @@ struct SearchArgs {
 };
 
 void add_search_options(CLI::App* cmd, SearchArgs& a) {
-  cmd->add_option("--model", a.model, "Dense encoder E (name or directory)");
-  cmd->add_option("--sparse-model", a.sparse_model, "Sparse-aware encoder Es, needed by sparsity scorers");
+  cmd->add_option("--model", a.model, "Dense encoder E (name or directory); search: default the index's own");
+  cmd->add_option("--sparse-model", a.sparse_model,
+                  "Sparse-aware encoder Es, needed by sparsity scorers; search: default the index's own");
   cmd->add_option("--scorer", a.scorer, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
   cmd->add_option("--verifier", a.verifier,
                   "Map verifier for --scorer verifier: a directory from `train verifier` or a TorchScript file");
@@ -117,8 +118,17 @@ void add_search_commands(CLI::App& app) {
     if (!query->empty()) queries.push_back({"q1", *query, nlohmann::json::object()});
     else queries = load_query_file(*query_file);
     auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(*index_dir));
-    auto encoder = load_encoder(sa->model, sa->threads);
-    std::shared_ptr<Encoder> sparse = sa->sparse_model.empty() ? nullptr : load_encoder(sa->sparse_model, sa->threads);
+    // Without --model / --sparse-model, the models the index records (installed ones, by name).
+    const auto recorded_name = [](const std::string& id) { return id.substr(0, id.rfind('@')); };
+    std::string model = sa->model, sparse_model = sa->sparse_model;
+    if (search->get_option("--model")->count() == 0 && !loaded->options().encoder_id.empty()) {
+      model = recorded_name(loaded->options().encoder_id);
+    }
+    if (sparse_model.empty() && !loaded->options().sparse_encoder_id.empty()) {
+      sparse_model = recorded_name(loaded->options().sparse_encoder_id);
+    }
+    auto encoder = load_encoder(model, sa->threads);
+    std::shared_ptr<Encoder> sparse = sparse_model.empty() ? nullptr : load_encoder(sparse_model, sa->threads);
     retrieval::Retriever retriever(loaded, encoder, sparse, load_verifier(*sa));
     std::vector<std::string> texts;
     for (const auto& q : queries) texts.push_back(q.text);

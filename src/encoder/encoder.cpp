@@ -72,6 +72,11 @@ std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const Encod
   return std::shared_ptr<Encoder>(new Encoder(model_dir, std::move(manifest), std::move(model)));
 }
 
+std::string Encoder::identity() const {
+  auto sha = manifest_.files.find(manifest_.model_file);
+  return manifest_.name + "@" + (sha == manifest_.files.end() ? std::string("unverified") : sha->second.substr(0, 12));
+}
+
 Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOptions& options,
                        EncodeReport* report) const {
   Matrix out(texts.size(), manifest_.embedding_dim);

@@ -76,7 +76,9 @@ json options_to_json(const IndexOptions& o) {
               {"store_token_embeddings", o.store_token_embeddings},
               {"token_dim", o.token_dim},
               {"build_bm25", o.build_bm25},
-              {"bm25", {{"k1", o.bm25.k1}, {"b", o.bm25.b}, {"stem", o.bm25.stem}}}};
+              {"bm25", {{"k1", o.bm25.k1}, {"b", o.bm25.b}, {"stem", o.bm25.stem}}},
+              {"encoder_id", o.encoder_id},
+              {"sparse_encoder_id", o.sparse_encoder_id}};
 }
 
 std::string header_checksum(json header) {
@@ -341,6 +343,9 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   o.store_token_embeddings = field<bool>(opts, "store_token_embeddings", dir);
   o.token_dim = field<std::size_t>(opts, "token_dim", dir);
   o.build_bm25 = field<bool>(opts, "build_bm25", dir);
+  // Optional: indexes saved before encoder ids were recorded lack them.
+  if (opts.contains("encoder_id")) o.encoder_id = field<std::string>(opts, "encoder_id", dir);
+  if (opts.contains("sparse_encoder_id")) o.sparse_encoder_id = field<std::string>(opts, "sparse_encoder_id", dir);
   const json bm25 = field<json>(opts, "bm25", dir);
   o.bm25.k1 = field<float>(bm25, "k1", dir);
   o.bm25.b = field<float>(bm25, "b", dir);

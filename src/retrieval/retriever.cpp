@@ -55,6 +55,17 @@ std::string to_string(Scorer scorer) {
 
 namespace {
 
+// An index that records the model its rows came from only accepts that model.
+void require_recorded_encoder(const std::string& recorded, const Encoder* encoder, const std::string& what) {
+  if (recorded.empty() || encoder == nullptr || encoder->identity() == recorded) return;
+  throw InvalidArgument(what + " " + encoder->identity() + " is not the model the index was built with (" + recorded +
+                        "); search with that model or rebuild the index");
+}
+
+}  // namespace
+
+namespace {
+
 bool uses_tokens(Scorer s) {
   return s == Scorer::kMapMean || s == Scorer::kMaxSim || s == Scorer::kAlignment || s == Scorer::kVerifier;
 }
@@ -86,6 +97,8 @@ Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::sha
       sparse_encoder_(std::move(sparse_encoder)),
       verifier_(std::move(verifier)) {
   if (!index_) throw InvalidArgument("Retriever: index is null");
+  require_recorded_encoder(index_->options().encoder_id, encoder_.get(), "Retriever: encoder");
+  require_recorded_encoder(index_->options().sparse_encoder_id, sparse_encoder_.get(), "Retriever: sparse encoder");
   if (encoder_ && encoder_->dim() != index_->options().dim) {
     throw InvalidArgument("Retriever: encoder " + encoder_->manifest().name + " has width " +
                           std::to_string(encoder_->dim()) + " but the index stores width " +
@@ -307,6 +320,17 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   return results;
 }
 
+index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder) {
+  index::IndexOptions options;
+  options.dim = encoder.dim();
+  options.encoder_id = encoder.identity();
+  if (sparse_encoder) {
+    options.sparse_dim = sparse_encoder->dim();
+    options.sparse_encoder_id = sparse_encoder->identity();
+  }
+  return options;
+}
+
 void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
                    const std::vector<std::string>& texts, const Encoder& encoder, const Encoder* sparse_encoder,
                    std::size_t batch_size, const ProgressCallback& progress) {
@@ -315,6 +339,8 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
                           std::to_string(texts.size()) + " texts");
   }
   if (batch_size == 0) throw InvalidArgument("add_documents: batch_size must be > 0");
+  require_recorded_encoder(index.options().encoder_id, &encoder, "add_documents: encoder");
+  require_recorded_encoder(index.options().sparse_encoder_id, sparse_encoder, "add_documents: sparse encoder");
   const bool tokens = index.options().store_token_embeddings;
   EncodeOptions encode;
   encode.role = TextRole::kDocument;

@@ -28,10 +28,10 @@ def run(*args, check=True):
 
 
 def need_default_model():
-    if not (MODELS / "use-lite-en" / "manifest.json").exists():
+    if not (MODELS / "sparse-default" / "manifest.json").exists():
         if REQUIRED:
-            pytest.fail(f"use-lite-en missing under {MODELS}")
-        pytest.skip("use-lite-en is not installed")
+            pytest.fail(f"default models missing under {MODELS}")
+        pytest.skip("the default models are not installed")
 
 
 def test_help_lists_every_command():
@@ -85,10 +85,16 @@ def test_bad_arguments_exit_non_zero_with_the_reason(tmp_path):
 def test_index_build_and_search_on_the_example_corpus(tmp_path):
     need_default_model()
     index = tmp_path / "index"
-    run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1)
+    run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1,
+        "--sparse-model", "sparse-default")
+    info = run("index", "info", index).stdout
+    assert "encoder     use-lite-en@" in info and "sparse enc. sparse-default@" in info
+    # The index names its models, so a sparsity search needs no --model / --sparse-model.
     out = run("search", "--index", index, "--query", "Water boils at a lower temperature at high altitude.",
-              "-k", 2, "--threads", 1).stdout
+              "-k", 2, "--threads", 1, "--scorer", "hoyer").stdout
     assert "boil" in out.lower()
+    wrong = run("search", "--index", index, "--query", "x", "--model", TINY_MODEL, check=False)
+    assert wrong.returncode == 1 and "is not the model the index was built with" in wrong.stderr
     trec = tmp_path / "run.trec"
     run("search", "--index", index, "--queries", ROOT / "examples" / "corpus" / "queries.jsonl", "--trec", trec,
         "--threads", 1)

@@ -61,6 +61,11 @@ struct IndexOptions {
 
   bool build_bm25 = true;
   Bm25Options bm25;
+
+  // Encoder::identity() of the models whose rows the index holds ("" = not recorded, as in
+  // indexes written before these fields existed). Retrieval refuses other models.
+  std::string encoder_id;
+  std::string sparse_encoder_id;
 };
 
 struct SearchParams {

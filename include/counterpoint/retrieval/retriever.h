@@ -104,8 +104,13 @@ class Retriever {
   std::shared_ptr<const scoring::MapVerifier> verifier_;
 };
 
+// Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given): widths and
+// the encoders' identities set, everything else at its default.
+index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
+
 // Encodes documents with E (and Es when given) and adds them to `index` in batches,
-// reporting (documents done, total) through `progress`.
+// reporting (documents done, total) through `progress`. An encoder other than the one the
+// index records throws InvalidArgument before anything is added.
 void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
                    const std::vector<std::string>& texts, const Encoder& encoder,
                    const Encoder* sparse_encoder, std::size_t batch_size = 256,

@@ -59,6 +59,17 @@ TEST(MapVerifierLoss, IsCrossEntropyOfScoresOverTemperatureWithTheDiagonalAsTarg
   EXPECT_NEAR(loss, (row0 + row1) / 2.0, 1e-5);
 }
 
+TEST(MapVerifierLoss, GradientPushesTheTargetUpAndEveryOtherCandidateDown) {
+  // d loss / d s_ij = (softmax(s_i / t)_j - [j == i]) / (N * t)
+  auto scores = torch::tensor({{0.5f, 0.1f, -0.2f}, {0.0f, 0.3f, 0.4f}}).requires_grad_(true);
+  map_verifier_loss(scores, 0.1).backward();
+  const auto expected = (torch::softmax(scores.detach() / 0.1, 1) - torch::tensor({{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}})) /
+                        (2 * 0.1);
+  EXPECT_TRUE(torch::allclose(scores.grad(), expected, 1e-5, 1e-6));
+  EXPECT_LT(scores.grad()[0][0].item<float>(), 0.0f);
+  EXPECT_GT(scores.grad()[1][2].item<float>(), 0.0f);  // the explicit negative is pushed down
+}
+
 TEST(MapVerifierLoss, RejectsShapesWithoutADiagonalAndBadTemperatures) {
   EXPECT_THROW(map_verifier_loss(torch::zeros({3, 2}), 0.1), InvalidArgument);
   EXPECT_THROW(map_verifier_loss(torch::zeros({3}), 0.1), InvalidArgument);
