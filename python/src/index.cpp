@@ -36,23 +36,13 @@ void require_encoder(const std::shared_ptr<Encoder>& encoder) {
 // Checks that the encoders produce the widths the stored rows have.
 void check_encoders(const DocumentIndex& documents, const Encoder& encoder, const Encoder* sparse) {
   const index::IndexOptions& options = documents.options();
-  if (encoder.dim() != options.dim) {
-    throw py::value_error("encoder '" + encoder.manifest().name + "' produces width " +
-                          std::to_string(encoder.dim()) + " but the index stores width " +
-                          std::to_string(options.dim));
+  if (sparse && options.sparse_dim == 0) {
+    throw py::value_error("sparse_encoder given but the index stores no sparse-aware embeddings (Es)");
   }
+  retrieval::check_encoders(documents, &encoder, sparse);
   if (options.store_token_embeddings && encoder.token_dim() != options.token_dim) {
     throw py::value_error("encoder token width " + std::to_string(encoder.token_dim()) +
                           " differs from the index's token width " + std::to_string(options.token_dim));
-  }
-  if (sparse) {
-    if (options.sparse_dim == 0) {
-      throw py::value_error("sparse_encoder given but the index stores no sparse-aware embeddings (Es)");
-    }
-    if (sparse->dim() != options.sparse_dim) {
-      throw py::value_error("sparse_encoder produces width " + std::to_string(sparse->dim()) +
-                            " but the index stores Es of width " + std::to_string(options.sparse_dim));
-    }
   }
 }
 
@@ -289,7 +279,8 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
           },
           py::arg("path"),
           R"(Writes the index into directory `path`, atomically replacing what was there.
-The encoders are not stored: pass them again to Index.load. Raises OSError on file-system failures.)")
+The index records which encoders made its rows (their identity, not the models): pass the
+same ones again to Index.load. Raises OSError on file-system failures.)")
       .def_static(
           "load",
           [](py::object path, std::shared_ptr<Encoder> encoder, std::shared_ptr<Encoder> sparse_encoder) {
@@ -308,12 +299,13 @@ The encoders are not stored: pass them again to Index.load. Raises OSError on fi
 
 Arguments:
     path: the index directory.
-    encoder: the Encoder the index was built with (its width is checked).
+    encoder: the Encoder the index was built with (its identity and width are checked).
     sparse_encoder: the Encoder that produced Es, when the index stores Es.
 
 Raises:
     FileNotFoundError when `path` does not exist, CorruptFileError for damaged or foreign
-    content, ValueError when an encoder's width does not match the stored rows.)")
+    content, ValueError when an encoder is not the one the index records or its width does not
+    match the stored rows.)")
       .def("__repr__", [](const PyIndex& self) {
         return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
                self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +

@@ -97,18 +97,7 @@ Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::sha
       sparse_encoder_(std::move(sparse_encoder)),
       verifier_(std::move(verifier)) {
   if (!index_) throw InvalidArgument("Retriever: index is null");
-  require_recorded_encoder(index_->options().encoder_id, encoder_.get(), "Retriever: encoder");
-  require_recorded_encoder(index_->options().sparse_encoder_id, sparse_encoder_.get(), "Retriever: sparse encoder");
-  if (encoder_ && encoder_->dim() != index_->options().dim) {
-    throw InvalidArgument("Retriever: encoder " + encoder_->manifest().name + " has width " +
-                          std::to_string(encoder_->dim()) + " but the index stores width " +
-                          std::to_string(index_->options().dim));
-  }
-  if (sparse_encoder_ && sparse_encoder_->dim() != index_->options().sparse_dim) {
-    throw InvalidArgument("Retriever: sparse encoder " + sparse_encoder_->manifest().name + " has width " +
-                          std::to_string(sparse_encoder_->dim()) + " but the index stores Es of width " +
-                          std::to_string(index_->options().sparse_dim));
-  }
+  check_encoders(*index_, encoder_.get(), sparse_encoder_.get());
 }
 
 EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
@@ -318,6 +307,21 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   }
   if (failure) std::rethrow_exception(failure);
   return results;
+}
+
+void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder) {
+  const index::IndexOptions& options = index.options();
+  require_recorded_encoder(options.encoder_id, encoder, "encoder");
+  require_recorded_encoder(options.sparse_encoder_id, sparse_encoder, "sparse encoder");
+  if (encoder && encoder->dim() != options.dim) {
+    throw InvalidArgument("encoder " + encoder->manifest().name + " has width " + std::to_string(encoder->dim()) +
+                          " but the index stores width " + std::to_string(options.dim));
+  }
+  if (sparse_encoder && sparse_encoder->dim() != options.sparse_dim) {
+    throw InvalidArgument("sparse encoder " + sparse_encoder->manifest().name + " has width " +
+                          std::to_string(sparse_encoder->dim()) + " but the index stores Es of width " +
+                          std::to_string(options.sparse_dim));
+  }
 }
 
 index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder) {

@@ -177,10 +177,10 @@ def test_load_errors(index, encoder, tmp_path):
         cp.Index.load(path, encoder=encoder)
 
 
-def test_load_checks_the_encoder_width(index, tmp_path):
+def test_load_refuses_an_encoder_other_than_the_one_the_index_records(index, tmp_path):
     use_lite = REPO / "models" / "installed" / "use-lite-en"
     if not (use_lite / "manifest.json").exists():
         pytest.skip("the default model models/installed/use-lite-en is not installed")
     index.save(tmp_path / "saved")
-    with pytest.raises(ValueError, match="width"):
+    with pytest.raises(ValueError, match="is not the model the index was built with"):
         cp.Index.load(tmp_path / "saved", encoder=cp.Encoder.load(str(use_lite), threads=1))

@@ -104,6 +104,10 @@ class Retriever {
   std::shared_ptr<const scoring::MapVerifier> verifier_;
 };
 
+// InvalidArgument when `encoder` or `sparse_encoder` (either may be null) is not the model
+// `index` records or produces another width than the rows it stores.
+void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder);
+
 // Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given): widths and
 // the encoders' identities set, everything else at its default.
 index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
