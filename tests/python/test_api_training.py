@@ -140,3 +140,28 @@ def test_trained_verifier_scores_maps_and_reranks_search_hits(tmp_path):
         index.search([triples[0].anchor], k=3, candidates=3, scorer="verifier")
     with pytest.raises(FileNotFoundError):
         cp.MapVerifier.load(str(tmp_path / "missing"))
+
+
+def test_sick_triples_from_the_committed_excerpt():
+    fixtures = REPO / "tests" / "fixtures" / "training"
+    triples = cp.sick_triples(str(fixtures / "sick_pairs.tsv"), str(fixtures / "sick_corpus.jsonl"))
+    by_anchor = {t.anchor: t for t in triples}
+    # "A cat is sleeping" contradicts "A cat is not sleeping"; its entailed sentence is the hard negative.
+    assert by_anchor["A cat is sleeping"].positive == "A cat is not sleeping"
+    assert by_anchor["A cat is sleeping"].negatives == ["An animal is sleeping"]
+    assert by_anchor["A cat is sleeping"].group == "s1"
+    with pytest.raises(FileNotFoundError):
+        cp.sick_triples(str(fixtures / "missing.tsv"), str(fixtures / "sick_corpus.jsonl"))
+
+
+def test_arguana_triples_keep_negatives_in_the_anchors_debate():
+    arguana = REPO.parent / "shared" / "data" / "arguana"
+    if not (arguana / "metadata.jsonl").exists():
+        pytest.skip("ArguAna is not on this machine")
+    triples = cp.arguana_triples(str(arguana), str(arguana / "qrels" / "dev.tsv"), str(arguana / "metadata.jsonl"),
+                                 negatives=2, seed=7)
+    assert len(triples) > 900
+    assert all(len(t.negatives) == 2 and t.group for t in triples)
+    with pytest.raises(ValueError, match="negatives"):
+        cp.arguana_triples(str(arguana), str(arguana / "qrels" / "dev.tsv"), str(arguana / "metadata.jsonl"),
+                           negatives=0)
