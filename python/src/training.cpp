@@ -238,7 +238,7 @@ void register_training(py::module_& m) {
                            report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir);
       },
       py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("architecture") = "cnn",
-      py::arg("map_size") = 128, py::arg("width") = 128, py::arg("patch") = 8, py::arg("feed_forward") = 32,
+      py::arg("map_size") = scoring::VerifierShape{}.map_size, py::arg("width") = scoring::VerifierShape{}.width, py::arg("patch") = 8, py::arg("feed_forward") = 32,
       py::arg("dropout") = 0.1, py::arg("epochs") = 3, py::arg("batch_size") = 32, py::arg("learning_rate") = 1e-4,
       py::arg("temperature") = 0.1, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
       py::arg("seed") = 42, py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
@@ -251,8 +251,10 @@ Arguments:
     triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss.
     output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
     architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
-    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024).
-    width: F3 first-conv channels / F4 embedding size. patch, feed_forward: F4 sizes.
+    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128,
+        default 32, enough for sentence-length texts).
+    width: F3 first-conv channels (reference 128, default 32) / F4 embedding size.
+    patch, feed_forward: F4 sizes.
     dropout: in [0, 1). epochs, batch_size: >= 1. learning_rate, weight_decay, warmup_ratio: AdamW.
     dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
         weights written. patience: stop after this many epochs without a better AUC (0 = never).

@@ -43,7 +43,8 @@ void add_train_verifier_command(CLI::App& train) {
     std::string model = "use-lite-en", pairs, dev_pairs, out, architecture = "cnn";
     double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1;
     std::size_t epochs = 3, batch = 32, patience = 0;
-    int map_size = 128, width = 128, patch = 8, feed_forward = 32, threads = 0;
+    int map_size = scoring::VerifierShape{}.map_size, width = scoring::VerifierShape{}.width, patch = 8,
+        feed_forward = 32, threads = 0;
     std::uint64_t seed = 42;
   };
   auto a = std::make_shared<Args>();
@@ -53,8 +54,8 @@ void add_train_verifier_command(CLI::App& train) {
   cmd->add_option("--dev-pairs", a->dev_pairs, "SICK pairs file for the per-epoch near-miss AUC (best epoch kept)");
   cmd->add_option("--min-overlap", a->min_overlap, "Word overlap a contradiction needs to count as a near-miss");
   cmd->add_option("--architecture", a->architecture, "cnn (F3) or transformer (F4)");
-  cmd->add_option("--map-size", a->map_size, "Maps are padded or cropped to this size");
-  cmd->add_option("--width", a->width, "F3: first conv channels; F4: patch embedding size");
+  cmd->add_option("--map-size", a->map_size, "Maps are padded or cropped to this size (reference 128)");
+  cmd->add_option("--width", a->width, "F3: first conv channels (reference 128); F4: patch embedding size");
   cmd->add_option("--patch", a->patch, "F4: patch side");
   cmd->add_option("--feed-forward", a->feed_forward, "F4: feed-forward width");
   cmd->add_option("--dropout", a->dropout, "Dropout");

@@ -123,11 +123,8 @@ std::vector<float> BuiltinMapVerifier::score(const std::vector<Matrix>& maps) co
   if (maps.empty()) return {};
   std::vector<const Matrix*> pointers;
   for (const Matrix& m : maps) pointers.push_back(&m);
-  const MapBatch batch = make_map_batch(pointers, impl_->shape.map_size, name());
-  torch::NoGradGuard no_grad;
-  const torch::Tensor out = impl_->network->forward(batch.maps, batch.valid).contiguous();
-  const float* values = out.data_ptr<float>();
-  return std::vector<float>(values, values + out.size(0));
+  return score_in_batches(pointers, impl_->shape.map_size, name(),
+                          [&](const MapBatch& batch) { return impl_->network->forward(batch.maps, batch.valid); });
 }
 
 std::shared_ptr<const MapVerifier> load_map_verifier(const std::string& path) {

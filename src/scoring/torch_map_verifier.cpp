@@ -46,30 +46,24 @@ int TorchScriptMapVerifier::map_size() const { return impl_->map_size; }
 
 std::vector<float> TorchScriptMapVerifier::score(const std::vector<Matrix>& maps) const {
   if (maps.empty()) return {};
-  const int64_t batch = static_cast<int64_t>(maps.size());
   std::vector<const Matrix*> pointers;
   for (const Matrix& m : maps) pointers.push_back(&m);
-  const MapBatch input = make_map_batch(pointers, impl_->map_size, "TorchScriptMapVerifier");
-
-  torch::Tensor output;
-  {
-    torch::NoGradGuard no_grad;
+  return score_in_batches(pointers, impl_->map_size, "TorchScriptMapVerifier", [&](const MapBatch& input) {
+    const int64_t batch = input.maps.size(0);
+    torch::Tensor output;
     try {
       output = impl_->module.forward({input.maps, input.valid}).toTensor();
     } catch (const c10::Error& e) {
       throw InvalidArgument(name() + ": forward failed: " + e.what_without_backtrace());
     }
-  }
-  const bool shape_ok = (output.dim() == 1 && output.size(0) == batch) ||
-                        (output.dim() == 2 && output.size(0) == batch && output.size(1) == 1);
-  if (!shape_ok) {
-    throw InvalidArgument(name() + ": expected an output of shape [" + std::to_string(batch) +
-                          "] or [" + std::to_string(batch) + ", 1], got " +
-                          c10::str(output.sizes()));
-  }
-  output = output.reshape({batch}).to(torch::kFloat32).contiguous();
-  const float* values = output.data_ptr<float>();
-  return std::vector<float>(values, values + batch);
+    const bool shape_ok = (output.dim() == 1 && output.size(0) == batch) ||
+                          (output.dim() == 2 && output.size(0) == batch && output.size(1) == 1);
+    if (!shape_ok) {
+      throw InvalidArgument(name() + ": expected an output of shape [" + std::to_string(batch) + "] or [" +
+                            std::to_string(batch) + ", 1], got " + c10::str(output.sizes()));
+    }
+    return output.reshape({batch});
+  });
 }
 
 }  // namespace counterpoint::scoring

@@ -49,6 +49,20 @@ MapBatch make_map_batch(const std::vector<const Matrix*>& maps, int64_t map_size
   return out;
 }
 
+std::vector<float> score_in_batches(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who,
+                                    const std::function<torch::Tensor(const MapBatch&)>& forward) {
+  torch::NoGradGuard no_grad;
+  std::vector<float> scores;
+  scores.reserve(maps.size());
+  for (std::size_t start = 0; start < maps.size(); start += kMapsPerForward) {
+    const std::vector<const Matrix*> part(maps.begin() + long(start),
+                                          maps.begin() + long(std::min(maps.size(), start + kMapsPerForward)));
+    const torch::Tensor out = forward(make_map_batch(part, map_size, who)).to(torch::kFloat32).contiguous();
+    scores.insert(scores.end(), out.data_ptr<float>(), out.data_ptr<float>() + out.numel());
+  }
+  return scores;
+}
+
 namespace {
 
 // F3. The global average pool runs over the whole padded map, as in the reference.

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +59,33 @@ class TokenTable {
   std::vector<std::string> pending_queries_, pending_documents_;
 };
 
+// Refuses a step whose forward and backward activations would not fit, instead of letting the
+// operating system kill the process part-way: a rough upper estimate per map (input channels;
+// for F3 the first block's conv, norm and activation outputs and gradients; for F4 the tokens
+// through the layer), against half the physical memory.
+void require_step_fits_in_memory(const VerifierTrainConfig& c, std::size_t negatives) {
+  const double maps = double(c.batch_size) * double(c.batch_size + negatives);
+  const double area = double(c.shape.map_size) * double(c.shape.map_size);
+  double floats_per_map = 4.0 * area;
+  if (c.shape.architecture == scoring::VerifierArchitecture::kCnn) {
+    floats_per_map += 6.0 * double(c.shape.width) * area;
+  } else {
+    const double tokens = area / (double(c.shape.patch) * c.shape.patch) + 1.0;
+    floats_per_map += 24.0 * tokens * double(std::max(c.shape.width, c.shape.feed_forward)) + 2.0 * tokens * tokens;
+  }
+  const double needed = maps * floats_per_map * 4.0;
+  const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (memory > 0 && needed > memory / 2) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    char message[400];
+    std::snprintf(message, sizeof message,
+                  "train_verifier: one step over %.0f maps of %d x %d (batch_size %zu) would hold about %.1f GiB of "
+                  "activations, more than half of this machine's %.1f GiB; lower batch_size, map_size or width",
+                  maps, c.shape.map_size, c.shape.map_size, c.batch_size, needed / kGiB, memory / kGiB);
+    throw InvalidArgument(message);
+  }
+}
+
 void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) {
   scoring::validate(c.shape);
   detail::require_uniform_triples(triples, "train_verifier");
@@ -63,27 +93,13 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
                          c.threads},
                         c.output_dir, "VerifierTrainConfig");
   if (c.batch_size < 1) throw InvalidArgument("VerifierTrainConfig.batch_size must be >= 1");
+  require_step_fits_in_memory(c, triples.front().negatives.size());
   if (!c.dev_pairs.empty()) {
     const auto near_misses = std::count_if(c.dev_pairs.begin(), c.dev_pairs.end(), [](const auto& p) { return p.near_miss; });
     if (near_misses == 0 || std::size_t(near_misses) == c.dev_pairs.size()) {
       throw InvalidArgument("VerifierTrainConfig.dev_pairs needs at least one paraphrase and one near-miss pair");
     }
   }
-}
-
-std::vector<float> score_in_chunks(scoring::VerifierNetwork& network, const std::vector<Matrix>& maps,
-                                   int64_t map_size) {
-  constexpr std::size_t kChunk = 256;
-  torch::NoGradGuard no_grad;
-  std::vector<float> scores;
-  for (std::size_t start = 0; start < maps.size(); start += kChunk) {
-    std::vector<const Matrix*> chunk;
-    for (std::size_t i = start; i < std::min(maps.size(), start + kChunk); ++i) chunk.push_back(&maps[i]);
-    const auto batch = scoring::make_map_batch(chunk, map_size, "train_verifier");
-    const torch::Tensor out = network.forward(batch.maps, batch.valid).contiguous();
-    scores.insert(scores.end(), out.data_ptr<float>(), out.data_ptr<float>() + out.size(0));
-  }
-  return scores;
 }
 
 std::string serialize(scoring::VerifierNetwork& network) {
@@ -150,7 +166,10 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   std::size_t epochs_without_improvement = 0;
   auto evaluate = [&] {
     network->eval();
-    const std::vector<float> scores = score_in_chunks(*network, dev_maps, map_size);
+    std::vector<const Matrix*> pointers;
+    for (const Matrix& m : dev_maps) pointers.push_back(&m);
+    const std::vector<float> scores = scoring::score_in_batches(
+        pointers, map_size, "train_verifier", [&](const scoring::MapBatch& b) { return network->forward(b.maps, b.valid); });
     network->train(true);
     std::vector<float> paraphrase, near_miss;
     for (std::size_t i = 0; i < scores.size(); ++i) (dev_is_near_miss[i] ? near_miss : paraphrase).push_back(scores[i]);

@@ -4,6 +4,7 @@
 // the verifier directory format. Include it only where libtorch is linked.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@ struct MapBatch {
 // Maxima are taken over the whole map before it is zero-padded or cropped to S x S. Empty maps
 // or NaN/Inf throw InvalidArgument naming `who` and the map's position.
 MapBatch make_map_batch(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who);
+
+// Scores `maps` kMapsPerForward at a time with gradients off, so the memory a call needs does not
+// grow with the number of candidates. `forward` returns one float score per map of its batch.
+constexpr std::size_t kMapsPerForward = 64;
+std::vector<float> score_in_batches(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who,
+                                    const std::function<torch::Tensor(const MapBatch&)>& forward);
 
 // forward(maps [B, 3, S, S], valid [B, S, S]) -> scores [B] in [-1, 1].
 class VerifierNetwork : public torch::nn::Module {

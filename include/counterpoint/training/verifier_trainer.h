@@ -55,7 +55,9 @@ struct VerifierTrainReport {
 };
 
 // Trains a fresh verifier of config.shape. Every triple needs the same number (>= 0) of
-// negatives; bad configuration or triples throw InvalidArgument before any work. The progress
+// negatives; bad configuration or triples throw InvalidArgument before any work, and so does a
+// step whose activations (batch_size * (batch_size + negatives) maps) would need more than half
+// of the machine's memory. The progress
 // callback may return false to stop with Cancelled.
 VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
                                    const VerifierTrainConfig& config,

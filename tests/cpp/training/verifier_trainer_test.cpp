@@ -131,6 +131,15 @@ TEST(TrainVerifier, RefusesUnusableConfigurationsBeforeAnyWork) {
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.temperature = 0; })), InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.shape.map_size = 2; })), InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.batch_size = 64; })), InvalidArgument);
+  try {  // 72 maps of 1024 x 1024 through 4096 channels: petabytes, refused instead of killed
+    train_verifier(*encoder, triples, with([](auto& c) {
+      c.shape.map_size = 1024;
+      c.shape.width = 4096;
+    }));
+    FAIL() << "an impossible step was started";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("GiB of activations"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) {
                                 c.dev_pairs = {{"the man is playing guitar", "some man is playing guitar", false}};
                               })),
