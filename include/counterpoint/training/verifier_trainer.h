@@ -24,7 +24,7 @@ class Encoder;
 namespace counterpoint::training {
 
 struct VerifierTrainConfig {
-  scoring::VerifierShape shape;  // architecture and sizes; reference defaults
+  scoring::VerifierShape shape;  // architecture and sizes (CPU-sized defaults, see VerifierShape)
   double temperature = 0.1;
   std::size_t epochs = 3;
   std::size_t batch_size = 32;  // maps per step: batch_size * (batch_size + negatives per triple)
