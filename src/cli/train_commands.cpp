@@ -170,10 +170,7 @@ void add_train_commands(CLI::App& app) {
       const DevTask task = dev_task(load_triple_files(a->dev_triples));
       auto dense = load_encoder(a->dense_model, a->threads);
       auto sparse = Encoder::load(a->out, EncoderConfig{a->threads});
-      index::IndexOptions options;
-      options.dim = dense->dim();
-      options.sparse_dim = sparse->dim();
-      auto idx = std::make_shared<index::DocumentIndex>(options);
+      auto idx = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(*dense, sparse.get()));
       retrieval::add_documents(*idx, task.doc_ids, task.doc_texts, *dense, sparse.get());
       retrieval::Retriever retriever(idx, dense, sparse);
       retrieval::SearchOptions search;

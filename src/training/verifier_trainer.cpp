@@ -59,6 +59,27 @@ class TokenTable {
   std::vector<std::string> pending_queries_, pending_documents_;
 };
 
+// InvalidArgument naming `who` unless `pairs` hold at least one paraphrase and one near-miss,
+// the two classes an ROC-AUC compares.
+void require_both_labels(const std::vector<LabeledPair>& pairs, const std::string& who) {
+  std::size_t near_misses = 0;
+  for (const auto& p : pairs) near_misses += p.near_miss;
+  if (near_misses == 0 || near_misses == pairs.size()) {
+    throw InvalidArgument(who + " needs at least one paraphrase and one near-miss pair (got " +
+                          std::to_string(pairs.size() - near_misses) + " and " + std::to_string(near_misses) + ")");
+  }
+}
+
+// scores[i] belongs to pairs[i].
+NearMissReport split_by_label(const std::vector<float>& scores, const std::vector<LabeledPair>& pairs) {
+  NearMissReport report;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    (pairs[i].near_miss ? report.near_miss_scores : report.paraphrase_scores).push_back(scores[i]);
+  }
+  report.auc = eval::roc_auc(report.paraphrase_scores, report.near_miss_scores);
+  return report;
+}
+
 // Refuses a step whose forward and backward activations would not fit, instead of letting the
 // operating system kill the process part-way: a rough upper estimate per map (input channels;
 // for F3 the first block's conv, norm and activation outputs and gradients; for F4 the tokens
@@ -94,12 +115,7 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
                         c.output_dir, "VerifierTrainConfig");
   if (c.batch_size < 1) throw InvalidArgument("VerifierTrainConfig.batch_size must be >= 1");
   require_step_fits_in_memory(c, triples.front().negatives.size());
-  if (!c.dev_pairs.empty()) {
-    const auto near_misses = std::count_if(c.dev_pairs.begin(), c.dev_pairs.end(), [](const auto& p) { return p.near_miss; });
-    if (near_misses == 0 || std::size_t(near_misses) == c.dev_pairs.size()) {
-      throw InvalidArgument("VerifierTrainConfig.dev_pairs needs at least one paraphrase and one near-miss pair");
-    }
-  }
+  if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
 }
 
 std::string serialize(scoring::VerifierNetwork& network) {
@@ -146,11 +162,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   }
   tokens.encode(encoder);
   std::vector<Matrix> dev_maps;
-  std::vector<bool> dev_is_near_miss;
-  for (const auto& p : config.dev_pairs) {
-    dev_maps.push_back(tokens.map(p.query, p.candidate));
-    dev_is_near_miss.push_back(p.near_miss);
-  }
+  for (const auto& p : config.dev_pairs) dev_maps.push_back(tokens.map(p.query, p.candidate));
 
   const int64_t map_size = config.shape.map_size;
   torch::manual_seed(config.seed);
@@ -171,9 +183,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     const std::vector<float> scores = scoring::score_in_batches(
         pointers, map_size, "train_verifier", [&](const scoring::MapBatch& b) { return network->forward(b.maps, b.valid); });
     network->train(true);
-    std::vector<float> paraphrase, near_miss;
-    for (std::size_t i = 0; i < scores.size(); ++i) (dev_is_near_miss[i] ? near_miss : paraphrase).push_back(scores[i]);
-    const double auc = eval::roc_auc(paraphrase, near_miss);
+    const double auc = split_by_label(scores, config.dev_pairs).auc;
     report.dev_scores.push_back(auc);
     if (!report.best_dev_score || auc > *report.best_dev_score) {
       report.best_dev_score = auc;
@@ -275,12 +285,7 @@ NearMissReport evaluate_near_misses(const Encoder& encoder, const std::vector<La
     tokens.add(p.query, TextRole::kQuery);
     tokens.add(p.candidate, TextRole::kDocument);
   }
-  std::size_t near_misses = 0;
-  for (const auto& p : pairs) near_misses += p.near_miss;
-  if (near_misses == 0 || near_misses == pairs.size()) {
-    throw InvalidArgument("evaluate_near_misses needs at least one paraphrase and one near-miss pair (got " +
-                          std::to_string(pairs.size() - near_misses) + " and " + std::to_string(near_misses) + ")");
-  }
+  require_both_labels(pairs, "evaluate_near_misses");
   tokens.encode(encoder);
   std::vector<Matrix> maps;
   for (const auto& p : pairs) maps.push_back(tokens.map(p.query, p.candidate));
@@ -289,12 +294,7 @@ NearMissReport evaluate_near_misses(const Encoder& encoder, const std::vector<La
     throw InvalidArgument("evaluate_near_misses: the scorer returned " + std::to_string(scores.size()) +
                           " scores for " + std::to_string(maps.size()) + " maps");
   }
-  NearMissReport report;
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    (pairs[i].near_miss ? report.near_miss_scores : report.paraphrase_scores).push_back(scores[i]);
-  }
-  report.auc = eval::roc_auc(report.paraphrase_scores, report.near_miss_scores);
-  return report;
+  return split_by_label(scores, pairs);
 }
 
 }  // namespace counterpoint::training
