@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from use_lite_support import MODEL_DIR, load_golden, load_manifest, pad_batch  # noqa: E402
+from use_lite_support import MODEL_DIR, golden, manifest, pad_batch  # noqa: E402,F401 (fixtures)
 
 INT8 = MODEL_DIR / "model-int8.pt"
 # Measured on the 39 golden sentences (torch 1.13, Debian): worst cosine to the float model 0.9887 (onednn)
@@ -31,16 +31,6 @@ pytestmark = [
 _DEFAULT_ENGINE = torch.backends.quantized.engine
 ENGINES = [_DEFAULT_ENGINE] + [e for e in ("fbgemm", "qnnpack")
                                if e in torch.backends.quantized.supported_engines and e != _DEFAULT_ENGINE]
-
-
-@pytest.fixture(scope="module")
-def golden():
-    return load_golden()
-
-
-@pytest.fixture(scope="module")
-def manifest():
-    return load_manifest()
 
 
 @pytest.fixture(scope="module")

@@ -13,23 +13,13 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "models" / "use_lite"))
 from use_lite_tokenizer import UseLiteTokenizer  # noqa: E402
 
-from use_lite_support import MODEL_DIR, load_golden, load_manifest, pad_batch  # noqa: E402
+from use_lite_support import MODEL_DIR, golden, manifest, pad_batch  # noqa: E402,F401 (fixtures)
 MIN_COSINE = 0.999
 
 pytestmark = pytest.mark.skipif(
     not (MODEL_DIR / "manifest.json").is_file(),
     reason=f"converted model directory {MODEL_DIR} is absent; create it with models/use_lite/fetch.sh and "
            f"models/use_lite/convert.py, or point COUNTERPOINT_USE_LITE_DIR at one")
-
-
-@pytest.fixture(scope="module")
-def golden():
-    return load_golden()
-
-
-@pytest.fixture(scope="module")
-def manifest():
-    return load_manifest()
 
 
 @pytest.fixture(scope="module")

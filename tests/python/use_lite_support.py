@@ -1,9 +1,11 @@
 """Shared by the USE-lite parity and int8 tests: where the converted model and the golden
-embeddings live, how to read them, and how to pad token ids into a batch."""
+embeddings live, the module-scoped fixtures that read them (import them into a test module to
+use them), and how to pad token ids into a batch."""
 import json
 import os
 from pathlib import Path
 
+import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -11,12 +13,14 @@ GOLDEN = REPO / "tests" / "fixtures" / "use_lite_golden.json"
 MODEL_DIR = Path(os.environ.get("COUNTERPOINT_USE_LITE_DIR", REPO / "models" / "installed" / "use-lite-en"))
 
 
-def load_golden():
+@pytest.fixture(scope="module")
+def golden():
     with open(GOLDEN, "r", encoding="utf-8") as handle:
         return json.load(handle)["sentences"]
 
 
-def load_manifest():
+@pytest.fixture(scope="module")
+def manifest():
     with open(MODEL_DIR / "manifest.json", "r", encoding="utf-8") as handle:
         return json.load(handle)
 
