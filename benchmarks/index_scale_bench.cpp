@@ -1,15 +1,21 @@
 // Stage-1 scale benchmark: build time, memory per document, single-query latency and
 // recall@k of the approximate kinds against exact flat search, on a synthetic clustered
 // corpus of L2-normalised vectors (default 100k x 512; --docs 1000000 for the large run).
+// Each row also gives the peak resident memory of the process while that kind was built and
+// searched (the corpus and query matrices included), so the figure is per kind, not cumulative;
+// the reset also leaves /usr/bin/time's "maximum resident set size" covering the last kind only.
 //
-//   index_scale_bench [--docs N] [--dim D] [--queries Q] [--k K] [--kinds flat,hnsw,ivf]
-//                     [--hnsw-m M] [--ef-construction E] [--ef-search E] [--nprobe P] [--threads T]
+//   index_scale_bench [--docs N] [--dim D] [--queries Q] [--k K] [--kinds flat,hnsw,ivf,ivfpq]
+//                     [--hnsw-m M] [--ef-construction E] [--ef-search E] [--nlist L] [--nprobe P]
+//                     [--pq-m M] [--pq-bits B] [--threads T]
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -27,7 +33,8 @@ namespace {
 struct Flags {
   std::size_t docs = 100000, dim = 512, queries = 50, k = 1000;
   std::string kinds = "flat,hnsw,ivf";
-  int hnsw_m = 32, ef_construction = 80, ef_search = 1000, nprobe = 0, threads = 1;
+  int hnsw_m = 32, ef_construction = 80, ef_search = 1000, nlist = 0, nprobe = 0, threads = 1;
+  int pq_m = 16, pq_bits = 8;
 };
 
 Flags parse(int argc, char** argv) {
@@ -42,7 +49,10 @@ Flags parse(int argc, char** argv) {
     else if (key == "--hnsw-m") f.hnsw_m = std::stoi(value);
     else if (key == "--ef-construction") f.ef_construction = std::stoi(value);
     else if (key == "--ef-search") f.ef_search = std::stoi(value);
+    else if (key == "--nlist") f.nlist = std::stoi(value);
     else if (key == "--nprobe") f.nprobe = std::stoi(value);
+    else if (key == "--pq-m") f.pq_m = std::stoi(value);
+    else if (key == "--pq-bits") f.pq_bits = std::stoi(value);
     else if (key == "--threads") f.threads = std::stoi(value);
     else {
       std::fprintf(stderr, "unknown flag %s\n", key.c_str());
@@ -72,6 +82,24 @@ Matrix clustered(std::size_t n, std::size_t dim, unsigned seed) {
   return m;
 }
 
+// Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current resident size, so
+// each kind's peak excludes the indexes built before it. Returns false where unsupported.
+bool reset_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+  clear_refs.flush();
+  return bool(clear_refs);
+}
+
+// VmHWM from /proc/self/status in MiB, or -1 where it cannot be read.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
+  }
+  return -1.0;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -89,7 +117,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < f.docs; ++i) ids[i] = "doc" + std::to_string(i);
 
   std::vector<std::vector<Slot>> exact;
-  std::printf("%-6s %10s %12s %14s %12s  %s\n", "kind", "build_s", "bytes/doc", "ms/query", "recall@k", "settings");
+  std::printf("%-6s %10s %12s %14s %12s %14s  %s\n", "kind", "build_s", "bytes/doc", "ms/query", "recall@k",
+              "peak_rss_MiB", "settings");
   std::stringstream kinds(f.kinds);
   for (std::string kind; std::getline(kinds, kind, ',');) {
     IndexOptions o;
@@ -97,7 +126,11 @@ int main(int argc, char** argv) {
     o.kind = kind;
     o.hnsw_m = f.hnsw_m;
     o.hnsw_ef_construction = f.ef_construction;
+    o.ivf_nlist = f.nlist;
+    o.pq_m = f.pq_m;
+    o.pq_bits = f.pq_bits;
     o.build_bm25 = false;
+    const bool peak_is_per_kind = reset_peak_rss();
     auto t0 = std::chrono::steady_clock::now();
     DocumentIndex index(o);
     index.add(ids, texts, corpus);
@@ -128,10 +161,13 @@ int main(int argc, char** argv) {
       settings = "M " + std::to_string(f.hnsw_m) + ", efConstruction " + std::to_string(f.ef_construction) +
                  ", efSearch " + std::to_string(std::max<int>(f.ef_search, int(f.k)));
     } else if (kind == "ivf" || kind == "ivfpq") {
-      settings = "nlist auto (sqrt n), nprobe " + (f.nprobe > 0 ? std::to_string(f.nprobe) : std::string("nlist/8"));
+      settings = "nlist " + (f.nlist > 0 ? std::to_string(f.nlist) : std::string("auto (sqrt n)")) + ", nprobe " +
+                 (f.nprobe > 0 ? std::to_string(f.nprobe) : std::string("nlist/8"));
+      if (kind == "ivfpq") settings += ", PQ " + std::to_string(f.pq_m) + " x " + std::to_string(f.pq_bits) + " bits";
     }
-    std::printf("%-6s %10.1f %12.0f %14.2f %12.4f  %s\n", kind.c_str(), build, bytes_per_doc, ms, recall,
-                settings.c_str());
+    if (!peak_is_per_kind) settings += " (peak RSS is the process peak so far)";
+    std::printf("%-6s %10.1f %12.0f %14.2f %12.4f %14.0f  %s\n", kind.c_str(), build, bytes_per_doc, ms, recall,
+                peak_rss_mib(), settings.c_str());
     std::fflush(stdout);
   }
   return 0;
