@@ -207,7 +207,7 @@ void register_training(py::module_& m) {
          const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
          double warmup_ratio, std::uint64_t seed, int threads, std::vector<LabeledPair> dev_pairs,
-         py::ssize_t patience, py::object progress) {
+         py::ssize_t patience, double encoder_learning_rate, py::object progress) {
         if (!encoder) throw py::type_error("encoder must be an Encoder, not None");
         training::VerifierTrainConfig config;
         config.shape.architecture = scoring::parse_verifier_architecture(architecture);
@@ -229,25 +229,29 @@ void register_training(py::module_& m) {
         if (patience < 0) throw py::value_error("patience must be >= 0");
         config.patience = std::size_t(patience);
         config.output_dir = output_dir;
+        config.encoder_learning_rate = encoder_learning_rate;
         config.data_description = "python";
         ProgressBridge bridge(progress, "training verifier");
         const auto report = run_released(bridge, [&] {
           return training::train_verifier(*encoder, triples, config, train_progress(bridge));
         });
-        return report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
-                           report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir);
+        py::dict result = report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
+                                      report.dev_scores, report.best_dev_score, report.stopped_early,
+                                      report.output_dir);
+        result["encoder_dir"] = report.encoder_dir.empty() ? py::object(py::none()) : py::str(report.encoder_dir);
+        return result;
       },
       py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("architecture") = "cnn",
       py::arg("map_size") = scoring::VerifierShape{}.map_size, py::arg("width") = scoring::VerifierShape{}.width, py::arg("patch") = 8, py::arg("feed_forward") = 32,
       py::arg("dropout") = 0.1, py::arg("epochs") = 3, py::arg("batch_size") = 32, py::arg("learning_rate") = 1e-4,
       py::arg("temperature") = 0.1, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
       py::arg("seed") = 42, py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
-      py::arg("patience") = 0, py::arg("progress") = false,
-      R"(Trains a map verifier over token-token cosine maps of a frozen encoder: each anchor is scored
+      py::arg("patience") = 0, py::arg("encoder_learning_rate") = 0.0, py::arg("progress") = false,
+      R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored
 against every in-batch positive and its own negatives (InfoNCE, temperature 0.1 by default).
 
 Arguments:
-    encoder: the Encoder whose token vectors make the maps (not changed).
+    encoder: the Encoder whose token vectors make the maps (never changed itself).
     triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss.
     output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
     architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
@@ -258,11 +262,14 @@ Arguments:
     dropout: in [0, 1). epochs, batch_size: >= 1. learning_rate, weight_decay, warmup_ratio: AdamW.
     dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
         weights written. patience: stop after this many epochs without a better AUC (0 = never).
+    encoder_learning_rate: > 0 trains a copy of the encoder end to end with the verifier at this
+        rate (reference about 1.5e-5), written to output_dir/encoder: load it with Encoder.load
+        and build the index with it, since the verifier then expects its token maps. 0 = frozen.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
 
 Returns:
     dict with steps, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
-    best_dev_score, stopped_early and output_dir.
+    best_dev_score, stopped_early, output_dir and encoder_dir (None unless end to end).
 
 Raises:
     ValueError for bad sizes or settings, KeyboardInterrupt when cancelled. The GIL is released.)");

@@ -1,5 +1,5 @@
 // `counterpoint train verifier`: train a built-in map verifier (F3 CNN or F4 patch Transformer)
-// on SICK near-miss triples with a frozen encoder. `counterpoint near-miss`: how well the fixed
+// on SICK near-miss triples, with the encoder frozen or trained end to end. `counterpoint near-miss`: how well the fixed
 // token-map scores (F0 mean, F1 MaxSim, F2 alignment) and any verifiers separate paraphrases
 // from near-misses on a SICK pairs file.
 #include <iomanip>
@@ -41,7 +41,8 @@ void print_near_miss_row(const std::string& scorer, const training::NearMissRepo
 void add_train_verifier_command(CLI::App& train) {
   struct Args {
     std::string model = "use-lite-en", pairs, dev_pairs, out, architecture = "cnn";
-    double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1;
+    double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1,
+           encoder_lr = 0.0;
     std::size_t epochs = 3, batch = 32, patience = 0;
     int map_size = scoring::VerifierShape{}.map_size, width = scoring::VerifierShape{}.width, patch = 8,
         feed_forward = 32, threads = 0;
@@ -49,7 +50,10 @@ void add_train_verifier_command(CLI::App& train) {
   };
   auto a = std::make_shared<Args>();
   auto* cmd = train.add_subcommand("verifier", "Train a map verifier (F3 cnn, F4 transformer) on SICK near-misses");
-  cmd->add_option("--model", a->model, "Frozen encoder whose token vectors make the maps (name or directory)");
+  cmd->add_option("--model", a->model, "Encoder whose token vectors make the maps (name or directory)");
+  cmd->add_option("--encoder-lr", a->encoder_lr,
+                  "> 0: train a copy of the encoder end to end at this learning rate (reference ~1.5e-5), written "
+                  "to OUT/encoder; 0 = frozen encoder");
   cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv to build training triples from")->required();
   cmd->add_option("--dev-pairs", a->dev_pairs, "SICK pairs file for the per-epoch near-miss AUC (best epoch kept)");
   cmd->add_option("--min-overlap", a->min_overlap, "Word overlap a contradiction needs to count as a near-miss");
@@ -88,6 +92,7 @@ void add_train_verifier_command(CLI::App& train) {
     config.threads = a->threads;
     config.patience = a->patience;
     config.output_dir = a->out;
+    config.encoder_learning_rate = a->encoder_lr;
     config.data_description = "sick-near-miss:" + a->pairs;
     if (!a->dev_pairs.empty()) config.dev_pairs = training::sick_near_miss_pairs(a->dev_pairs, a->min_overlap);
     const auto triples = training::sick_near_miss_triples(a->pairs, a->min_overlap);
@@ -102,6 +107,10 @@ void add_train_verifier_command(CLI::App& train) {
               << report.final_loss << ", " << std::setprecision(1) << report.examples_per_second << " triples/s";
     if (report.best_dev_score) std::cout << ", best dev near-miss AUC " << std::setprecision(4) << *report.best_dev_score;
     std::cout << " -> " << report.output_dir << "\n";
+    if (!report.encoder_dir.empty()) {
+      std::cout << "fine-tuned encoder -> " << report.encoder_dir
+                << " (build the index with --model " << report.encoder_dir << " for this verifier)\n";
+    }
   });
 }
 

@@ -49,6 +49,46 @@ MapBatch make_map_batch(const std::vector<const Matrix*>& maps, int64_t map_size
   return out;
 }
 
+MapBatch make_map_batch(const torch::Tensor& query_tokens, const torch::Tensor& query_lengths,
+                        const torch::Tensor& candidate_tokens, const torch::Tensor& candidate_lengths,
+                        const torch::Tensor& query_index, const torch::Tensor& candidate_index, int64_t map_size,
+                        const std::string& who) {
+  if (query_tokens.dim() != 3 || candidate_tokens.dim() != 3 || query_tokens.size(2) != candidate_tokens.size(2)) {
+    throw InvalidArgument(who + ": token tensors must be [N, T, H] of one width H");
+  }
+  if (query_lengths.numel() != query_tokens.size(0) || candidate_lengths.numel() != candidate_tokens.size(0)) {
+    throw InvalidArgument(who + ": one length per text is needed");
+  }
+  if (query_index.numel() != candidate_index.numel()) {
+    throw InvalidArgument(who + ": query_index and candidate_index differ in length");
+  }
+  if ((query_lengths.numel() > 0 && query_lengths.min().item<int64_t>() < 1) ||
+      (candidate_lengths.numel() > 0 && candidate_lengths.min().item<int64_t>() < 1)) {
+    throw InvalidArgument(who + ": a text has no token, so its map is empty");
+  }
+  const torch::Tensor queries = query_tokens.index_select(0, query_index);
+  const torch::Tensor candidates = candidate_tokens.index_select(0, candidate_index);
+  const torch::Tensor m = torch::bmm(queries, candidates.transpose(1, 2));  // [P, T, U]
+  if (!torch::isfinite(m).all().item<bool>()) throw InvalidArgument(who + ": a token map holds NaN or Inf");
+  const int64_t t = m.size(1), u = m.size(2);
+  const auto positions = [](int64_t n) { return torch::arange(n, torch::kLong).unsqueeze(0); };
+  const torch::Tensor rows_ok = positions(t) < query_lengths.index_select(0, query_index).unsqueeze(1);
+  const torch::Tensor cols_ok = positions(u) < candidate_lengths.index_select(0, candidate_index).unsqueeze(1);
+  const torch::Tensor invalid = ~(rows_ok.unsqueeze(2) & cols_ok.unsqueeze(1));
+  const torch::Tensor masked = m.masked_fill(invalid, -std::numeric_limits<float>::infinity());
+  const torch::Tensor row_max = std::get<0>(masked.max(2)).unsqueeze(2).expand({-1, t, u});
+  const torch::Tensor col_max = std::get<0>(masked.max(1)).unsqueeze(1).expand({-1, t, u});
+  // masked_fill rather than a product with the mask: the maxima are -inf outside the map.
+  torch::Tensor maps = torch::stack({m.masked_fill(invalid, 0.0f), row_max.masked_fill(invalid, 0.0f),
+                                     col_max.masked_fill(invalid, 0.0f)},
+                                    1);
+  torch::Tensor valid = (~invalid).to(torch::kFloat32);
+  const int64_t s = map_size, rows = std::min(s, t), cols = std::min(s, u);
+  maps = torch::constant_pad_nd(maps.slice(2, 0, rows).slice(3, 0, cols), {0, s - cols, 0, s - rows});
+  valid = torch::constant_pad_nd(valid.slice(1, 0, rows).slice(2, 0, cols), {0, s - cols, 0, s - rows});
+  return {maps, valid};
+}
+
 std::vector<float> score_in_batches(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who,
                                     const std::function<torch::Tensor(const MapBatch&)>& forward) {
   torch::NoGradGuard no_grad;

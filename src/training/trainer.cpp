@@ -19,6 +19,7 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "fine_tuning.h"
 #include "training_checks.h"
 
 namespace counterpoint::training {
@@ -96,17 +97,6 @@ void validate(const std::vector<Triple>& triples, const TrainConfig& c) {
 }
 
 using detail::schedule_factor;
-
-std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, const std::string& name) {
-  std::vector<torch::Tensor> params;
-  for (const auto& p : module.parameters()) {
-    if (p.requires_grad()) params.push_back(p);
-  }
-  if (params.empty()) {
-    throw InvalidArgument("model " + name + " has no parameter that requires grad: it cannot be fine-tuned");
-  }
-  return params;
-}
 
 void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::string& origin) {
   torch::NoGradGuard no_grad;
@@ -217,29 +207,7 @@ std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
 
 void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
                            const std::string& query_prefix, const TrainReport& report) {
-  TorchTextModel& model = encoder.model();
   const ModelManifest& base = encoder.manifest();
-  try {
-    fs::create_directories(config.output_dir);
-  } catch (const fs::filesystem_error& e) {
-    throw IoError("cannot create output directory " + config.output_dir + ": " + e.what());
-  }
-  model.module().eval();
-  const std::string model_path = join_path(config.output_dir, "model.pt");
-  try {
-    model.module().save(model_path + ".partial");
-    fs::rename(model_path + ".partial", model_path);
-  } catch (const std::exception& e) {
-    throw IoError("cannot write " + model_path + ": " + e.what());
-  }
-  write_file_atomic(join_path(config.output_dir, base.tokenizer_file),
-                    read_file(join_path(encoder.directory(), base.tokenizer_file)));
-
-  ModelManifest m = base;
-  m.name = config.model_name.empty() ? base.name + "-" + to_string(config.loss) : config.model_name;
-  m.model_file = "model.pt";
-  m.query_prefix = query_prefix;
-  m.files = {{m.model_file, ""}, {m.tokenizer_file, ""}};
   auto base_sha = base.files.find(base.model_file);
   nlohmann::json training = {
       {"base", {{"name", base.name}, {"model_sha256", base_sha != base.files.end() ? base_sha->second : ""}}},
@@ -256,8 +224,9 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
       {"dev_scores", report.dev_scores},
   };
   if (report.best_dev_score) training["best_dev_score"] = *report.best_dev_score;
-  m.training = training;
-  m.save(config.output_dir);
+  detail::write_model_directory(encoder, config.output_dir,
+                                config.model_name.empty() ? base.name + "-" + to_string(config.loss) : config.model_name,
+                                query_prefix, training);
 }
 
 }  // namespace
@@ -290,7 +259,7 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
   const auto fingerprint = config_fingerprint(triples, config, total);
 
   torch::manual_seed(config.seed);
-  auto params = trainable_parameters(module, manifest.name);
+  auto params = detail::trainable_parameters(module, manifest.name);
   torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(config.learning_rate)
                                             .weight_decay(config.weight_decay));
   RunState state;

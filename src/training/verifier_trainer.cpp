@@ -15,11 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/torch_model.h"
 #include "counterpoint/eval/metrics.h"
 #include "counterpoint/scoring/token_maps.h"
 #include "counterpoint/scoring/verifier_networks.h"
 #include "counterpoint/training/losses.h"
+#include "fine_tuning.h"
 #include "training_checks.h"
 
 namespace counterpoint::training {
@@ -116,6 +119,9 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
   if (c.batch_size < 1) throw InvalidArgument("VerifierTrainConfig.batch_size must be >= 1");
   require_step_fits_in_memory(c, triples.front().negatives.size());
   if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
+  if (!std::isfinite(c.encoder_learning_rate) || c.encoder_learning_rate < 0) {
+    throw InvalidArgument("VerifierTrainConfig.encoder_learning_rate must be finite and >= 0 (0 = frozen encoder)");
+  }
 }
 
 std::string serialize(scoring::VerifierNetwork& network) {
@@ -132,6 +138,71 @@ void restore(scoring::VerifierNetwork& network, const std::string& bytes) {
   archive.load_from(in);
   network.load(archive);
 }
+
+// Where a step's token maps come from. Frozen: a table of token vectors computed once. End to
+// end: the encoder being trained runs on the step's texts and the maps keep their gradients.
+class StepMaps {
+ public:
+  StepMaps(const Encoder& encoder, bool trained, int64_t map_size)
+      : encoder_(encoder), trained_(trained), map_size_(map_size) {}
+
+  void add_texts(const std::vector<Triple>& triples) {
+    if (trained_) return;
+    for (const auto& t : triples) {
+      table_.add(t.anchor, TextRole::kQuery);
+      table_.add(t.positive, TextRole::kDocument);
+      for (const auto& n : t.negatives) table_.add(n, TextRole::kDocument);
+    }
+    table_.encode(encoder_);
+  }
+
+  // Row i of the result: anchor i against every positive of the batch, then its own negatives.
+  scoring::MapBatch batch(const std::vector<Triple>& triples, const std::vector<std::size_t>& batch) const {
+    if (!trained_) {
+      std::vector<Matrix> maps;
+      for (std::size_t i : batch) {
+        for (std::size_t j : batch) maps.push_back(table_.map(triples[i].anchor, triples[j].positive));
+        for (const auto& n : triples[i].negatives) maps.push_back(table_.map(triples[i].anchor, n));
+      }
+      std::vector<const Matrix*> pointers;
+      for (const Matrix& m : maps) pointers.push_back(&m);
+      return scoring::make_map_batch(pointers, map_size_, "train_verifier");
+    }
+    const auto n = int64_t(batch.size());
+    const auto k = int64_t(triples[batch.front()].negatives.size());
+    std::vector<std::string> anchors, documents;  // documents: the positives, then each anchor's negatives
+    for (std::size_t i : batch) anchors.push_back(triples[i].anchor);
+    for (std::size_t i : batch) documents.push_back(triples[i].positive);
+    for (std::size_t i : batch)
+      for (const auto& neg : triples[i].negatives) documents.push_back(neg);
+    std::vector<int64_t> query_index, candidate_index;
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) query_index.push_back(i), candidate_index.push_back(j);
+      for (int64_t r = 0; r < k; ++r) query_index.push_back(i), candidate_index.push_back(n + i * k + r);
+    }
+    const auto [queries, query_lengths] = token_states(anchors, encoder_.manifest().query_prefix);
+    const auto [candidates, candidate_lengths] = token_states(documents, encoder_.manifest().document_prefix);
+    return scoring::make_map_batch(queries, query_lengths, candidates, candidate_lengths, torch::tensor(query_index),
+                                   torch::tensor(candidate_index), map_size_, "train_verifier");
+  }
+
+ private:
+  // L2-normalised token states (zero past each text's length) and the lengths, with gradients.
+  std::pair<torch::Tensor, torch::Tensor> token_states(const std::vector<std::string>& texts,
+                                                       const std::string& prefix) const {
+    TorchTextModel& model = encoder_.model();
+    const TokenBatch tokens = model.tokenize(texts, prefix);
+    const torch::Tensor states = torch::nn::functional::normalize(
+        model.token_states(tokens).to(torch::kFloat32),
+        torch::nn::functional::NormalizeFuncOptions().p(2).dim(2).eps(1e-12));
+    return {states, tokens.attention_mask.sum(1)};
+  }
+
+  const Encoder& encoder_;
+  const bool trained_;
+  const int64_t map_size_;
+  TokenTable table_;
+};
 
 }  // namespace
 
@@ -150,44 +221,78 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
                           std::to_string(config.batch_size));
   }
 
-  TokenTable tokens;
-  for (const auto& t : triples) {
-    tokens.add(t.anchor, TextRole::kQuery);
-    tokens.add(t.positive, TextRole::kDocument);
-    for (const auto& n : t.negatives) tokens.add(n, TextRole::kDocument);
+  // End to end, a private copy of the encoder is trained, so the caller's stays as it was.
+  const bool end_to_end = config.encoder_learning_rate > 0;
+  std::shared_ptr<Encoder> tuned;
+  std::vector<torch::Tensor> encoder_params;
+  if (end_to_end) {
+    EncoderConfig copy_config;
+    copy_config.threads = config.threads;
+    tuned = Encoder::load(encoder.directory(), copy_config);
+    encoder_params = detail::trainable_parameters(tuned->model().module(), tuned->manifest().name);
   }
-  for (const auto& p : config.dev_pairs) {
-    tokens.add(p.query, TextRole::kQuery);
-    tokens.add(p.candidate, TextRole::kDocument);
-  }
-  tokens.encode(encoder);
-  std::vector<Matrix> dev_maps;
-  for (const auto& p : config.dev_pairs) dev_maps.push_back(tokens.map(p.query, p.candidate));
-
+  const Encoder& current = end_to_end ? *tuned : encoder;
   const int64_t map_size = config.shape.map_size;
+  StepMaps step_maps(current, end_to_end, map_size);
+  step_maps.add_texts(triples);
+
+  // Dev maps: once for a frozen encoder, at every evaluation for one in training.
+  std::vector<Matrix> dev_maps;
+  const auto make_dev_maps = [&] {
+    TokenTable dev_tokens;
+    for (const auto& p : config.dev_pairs) {
+      dev_tokens.add(p.query, TextRole::kQuery);
+      dev_tokens.add(p.candidate, TextRole::kDocument);
+    }
+    dev_tokens.encode(current);
+    dev_maps.clear();
+    for (const auto& p : config.dev_pairs) dev_maps.push_back(dev_tokens.map(p.query, p.candidate));
+  };
+  if (!end_to_end) make_dev_maps();
+
   torch::manual_seed(config.seed);
   auto network = scoring::make_verifier_network(config.shape);
-  torch::optim::AdamW optimizer(network->parameters(),
-                                torch::optim::AdamWOptions(config.learning_rate).weight_decay(config.weight_decay));
+  const auto adamw = [&](double lr) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(lr).weight_decay(config.weight_decay));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(network->parameters(), adamw(config.learning_rate));
+  std::vector<double> base_rates = {config.learning_rate};
+  if (end_to_end) {
+    groups.emplace_back(encoder_params, adamw(config.encoder_learning_rate));
+    base_rates.push_back(config.encoder_learning_rate);
+  }
+  torch::optim::AdamW optimizer(std::move(groups));
+  std::vector<torch::Tensor> clipped = network->parameters();
+  clipped.insert(clipped.end(), encoder_params.begin(), encoder_params.end());
   const std::size_t total = plan.size();
   const auto warmup = std::size_t(std::ceil(config.warmup_ratio * double(total)));
+  const auto set_training = [&](bool on) {
+    network->train(on);
+    if (end_to_end) tuned->model().module().train(on);
+  };
 
   VerifierTrainReport report;
   report.output_dir = config.output_dir;
   std::string best_weights;
+  std::vector<torch::Tensor> best_encoder;
   std::size_t epochs_without_improvement = 0;
   auto evaluate = [&] {
-    network->eval();
+    set_training(false);
+    if (end_to_end) make_dev_maps();
     std::vector<const Matrix*> pointers;
     for (const Matrix& m : dev_maps) pointers.push_back(&m);
     const std::vector<float> scores = scoring::score_in_batches(
         pointers, map_size, "train_verifier", [&](const scoring::MapBatch& b) { return network->forward(b.maps, b.valid); });
-    network->train(true);
+    set_training(true);
     const double auc = split_by_label(scores, config.dev_pairs).auc;
     report.dev_scores.push_back(auc);
     if (!report.best_dev_score || auc > *report.best_dev_score) {
       report.best_dev_score = auc;
       best_weights = serialize(*network);
+      best_encoder.clear();
+      for (const auto& p : encoder_params) best_encoder.push_back(p.detach().clone());
       epochs_without_improvement = 0;
     } else {
       ++epochs_without_improvement;
@@ -197,30 +302,23 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   using Clock = std::chrono::steady_clock;
   double training_seconds = 0;
   std::size_t examples = 0;
-  network->train(true);
+  set_training(true);
   for (std::size_t step = 0; step < total; ++step) {
     const auto started = Clock::now();
     const auto& [epoch, batch] = plan[step];
     torch::manual_seed(config.seed + step + 1);
-    const double lr = config.learning_rate * detail::schedule_factor(step, total, warmup);
-    for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-
-    // Row i: anchor i against every positive of the batch, then against its own negatives.
-    std::vector<Matrix> maps;
-    maps.reserve(batch.size() * (batch.size() + k));
-    for (std::size_t i : batch) {
-      for (std::size_t j : batch) maps.push_back(tokens.map(triples[i].anchor, triples[j].positive));
-      for (const auto& n : triples[i].negatives) maps.push_back(tokens.map(triples[i].anchor, n));
+    const double factor = detail::schedule_factor(step, total, warmup);
+    for (std::size_t g = 0; g < optimizer.param_groups().size(); ++g) {
+      static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups()[g].options()).lr(base_rates[g] * factor);
     }
-    std::vector<const Matrix*> pointers;
-    for (const Matrix& m : maps) pointers.push_back(&m);
-    const auto input = scoring::make_map_batch(pointers, map_size, "train_verifier");
+
+    const auto input = step_maps.batch(triples, batch);
     const auto n = int64_t(batch.size());
     auto scores = network->forward(input.maps, input.valid).view({n, n + int64_t(k)});
     auto loss = map_verifier_loss(scores, config.temperature);
     optimizer.zero_grad();
     loss.backward();
-    if (config.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(network->parameters(), config.max_grad_norm);
+    if (config.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(clipped, config.max_grad_norm);
     optimizer.step();
     const double loss_value = loss.item<double>();
     if (!std::isfinite(loss_value)) {
@@ -233,7 +331,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
 
     const bool epoch_end = step + 1 == total || plan[step + 1].first != epoch;
     bool stop = false;
-    if (epoch_end && !dev_maps.empty()) {
+    if (epoch_end && !config.dev_pairs.empty()) {
       evaluate();
       stop = config.patience > 0 && epochs_without_improvement >= config.patience;
     }
@@ -242,7 +340,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     p.total_steps = total;
     p.epoch = epoch;
     p.loss = loss_value;
-    p.learning_rate = lr;
+    p.learning_rate = config.learning_rate * factor;
     p.examples_per_second = double(examples) / std::max(training_seconds, 1e-9);
     p.eta_seconds = training_seconds / double(step + 1) * double(total - step - 1);
     if (progress && !progress(p)) {
@@ -256,7 +354,11 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     }
   }
   if (!best_weights.empty()) restore(*network, best_weights);
-  network->eval();
+  if (!best_encoder.empty()) {
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < encoder_params.size(); ++i) encoder_params[i].copy_(best_encoder[i]);
+  }
+  set_training(false);
   report.final_loss = report.loss_curve.back();
   report.examples_per_second = training_seconds > 0 ? double(examples) / training_seconds : 0.0;
 
@@ -269,12 +371,24 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
       {"hyperparameters", {{"epochs", config.epochs}, {"batch_size", config.batch_size},
                            {"learning_rate", config.learning_rate}, {"weight_decay", config.weight_decay},
                            {"warmup_ratio", config.warmup_ratio}, {"max_grad_norm", config.max_grad_norm},
-                           {"seed", config.seed}, {"steps", report.steps}}},
+                           {"seed", config.seed}, {"steps", report.steps},
+                           {"encoder_learning_rate", config.encoder_learning_rate}}},
       {"final_loss", report.final_loss},
       {"dev_near_miss_auc", report.dev_scores},
   };
   if (report.best_dev_score) training["best_dev_near_miss_auc"] = *report.best_dev_score;
+  if (end_to_end) training["encoder_directory"] = "encoder";
   scoring::save_verifier_directory(config.output_dir, *network, config.shape, training.dump());
+  if (end_to_end) {
+    report.encoder_dir = join_path(config.output_dir, "encoder");
+    nlohmann::json encoder_training = training;
+    encoder_training["trained_with"] = "map verifier, end to end (the verifier is its parent directory)";
+    encoder_training["base"] = encoder.manifest().name;
+    detail::write_model_directory(*tuned, report.encoder_dir,
+                                  config.encoder_name.empty() ? encoder.manifest().name + "-verifier"
+                                                              : config.encoder_name,
+                                  tuned->manifest().query_prefix, encoder_training);
+  }
   return report;
 }
 

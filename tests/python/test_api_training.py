@@ -1,5 +1,6 @@
 """counterpoint training from Python: triples and near-miss pairs, train_sparsecl /
-train_contrastive / train_verifier on the committed tiny model (loss goes down, the output loads),
+train_contrastive / train_verifier (frozen and end to end) on the committed tiny model (loss goes
+down, the output loads),
 MapVerifier scoring and Index.search(scorer="verifier"), cancellation and bad arguments."""
 import pathlib
 import sys
@@ -140,6 +141,26 @@ def test_trained_verifier_scores_maps_and_reranks_search_hits(tmp_path):
         index.search([triples[0].anchor], k=3, candidates=3, scorer="verifier")
     with pytest.raises(FileNotFoundError):
         cp.MapVerifier.load(str(tmp_path / "missing"))
+
+
+def test_end_to_end_verifier_training_writes_a_fine_tuned_encoder_and_leaves_the_given_one(tmp_path):
+    encoder = cp.Encoder.load(str(TINY_MODEL), threads=1)
+    triples = near_miss_triples()
+    before = encoder.encode([triples[0].anchor])
+    out = tmp_path / "verifier"
+    report = cp.train_verifier(encoder, triples, str(out), map_size=8, width=4, epochs=10, batch_size=8,
+                               learning_rate=0.01, encoder_learning_rate=0.01, threads=1)
+    assert mean(report["loss_curve"][-4:]) < mean(report["loss_curve"][:4])
+    assert report["encoder_dir"] == str(out / "encoder")
+    np.testing.assert_array_equal(encoder.encode([triples[0].anchor]), before)
+    tuned = cp.Encoder.load(report["encoder_dir"], threads=1)
+    assert not np.allclose(tuned.encode([triples[0].anchor]), before)
+    assert cp.MapVerifier.load(str(out)).name == "cnn:verifier"
+    frozen = cp.train_verifier(encoder, triples, str(tmp_path / "frozen"), map_size=8, width=4, epochs=1,
+                               batch_size=8, threads=1)
+    assert frozen["encoder_dir"] is None
+    with pytest.raises(ValueError, match="encoder_learning_rate"):
+        cp.train_verifier(encoder, triples, str(tmp_path / "bad"), map_size=8, width=4, encoder_learning_rate=-1.0)
 
 
 def test_sick_triples_from_the_committed_excerpt():

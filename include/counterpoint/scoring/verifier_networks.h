@@ -24,6 +24,17 @@ struct MapBatch {
 // or NaN/Inf throw InvalidArgument naming `who` and the map's position.
 MapBatch make_map_batch(const std::vector<const Matrix*>& maps, int64_t map_size, const std::string& who);
 
+// The same batch built from token-state tensors, differentiable in both of them, for training a
+// verifier end to end with its encoder. Pair p maps query_tokens[query_index[p]] against
+// candidate_tokens[candidate_index[p]]. Token tensors are [N, T, H] with L2-normalised rows that
+// are zero past each text's length (int64 [N]); index tensors are int64 [P]. Channels, maxima
+// over the whole map, cropping and zero padding are those of the Matrix version, so both give
+// the same input for the same texts. A length below 1 or a non-finite map throws InvalidArgument.
+MapBatch make_map_batch(const torch::Tensor& query_tokens, const torch::Tensor& query_lengths,
+                        const torch::Tensor& candidate_tokens, const torch::Tensor& candidate_lengths,
+                        const torch::Tensor& query_index, const torch::Tensor& candidate_index, int64_t map_size,
+                        const std::string& who);
+
 // Scores `maps` kMapsPerForward at a time with gradients off, so the memory a call needs does not
 // grow with the number of candidates. `forward` returns one float score per map of its batch.
 constexpr std::size_t kMapsPerForward = 64;

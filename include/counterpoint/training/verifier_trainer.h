@@ -1,8 +1,9 @@
 // counterpoint/training/verifier_trainer.h: training the built-in map verifiers (F3 CNN, F4 patch
-// Transformer) on token maps of a frozen encoder, and measuring how well any map score separates
-// paraphrases from near-misses. The encoder's token vectors are computed once per text; each step
-// scores every anchor against all in-batch positives plus its own negatives and minimises
-// map_verifier_loss. Output is a verifier directory that BuiltinMapVerifier::load reads.
+// Transformer) on token maps of an encoder, and measuring how well any map score separates
+// paraphrases from near-misses. With the encoder frozen, its token vectors are computed once per
+// text; end to end, a copy of the encoder is trained with the verifier and written beside it.
+// Each step scores every anchor against all in-batch positives plus its own negatives and
+// minimises map_verifier_loss. Output is a verifier directory that BuiltinMapVerifier::load reads.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +42,13 @@ struct VerifierTrainConfig {
   std::vector<LabeledPair> dev_pairs;
   std::size_t patience = 0;
   std::string data_description;  // provenance written to verifier.json
+  // > 0: train the encoder end to end with the verifier, at this learning rate in its own AdamW
+  // parameter group (same warm-up and decay; the reference pairs about 1.5e-5 for the encoder
+  // with 1e-4 for the verifier). A copy of the encoder is trained, never the caller's; it is
+  // written to <output_dir>/encoder, and the verifier is then meant for token maps of that
+  // encoder (build the index with it). 0 = frozen encoder.
+  double encoder_learning_rate = 0.0;
+  std::string encoder_name;  // manifest name of the fine-tuned encoder; default "<base name>-verifier"
 };
 
 struct VerifierTrainReport {
@@ -52,6 +60,7 @@ struct VerifierTrainReport {
   std::optional<double> best_dev_score;
   bool stopped_early = false;
   std::string output_dir;
+  std::string encoder_dir;  // the fine-tuned encoder's model directory when trained end to end, else ""
 };
 
 // Trains a fresh verifier of config.shape. Every triple needs the same number (>= 0) of

@@ -1,6 +1,6 @@
 // Map-verifier training: the InfoNCE loss on hand-computed values, a training run on the tiny
-// model that lowers the loss and writes a loadable verifier directory, the near-miss report,
-// and refusal of unusable configurations before any work.
+// model that lowers the loss and writes a loadable verifier directory, end-to-end training of a
+// copy of the encoder, the near-miss report, and refusal of unusable configurations before any work.
 #include "counterpoint/training/verifier_trainer.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,8 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/torch_model.h"
+#include "counterpoint/scoring/verifier_networks.h"
 #include "counterpoint/scoring/token_maps.h"
 #include "counterpoint/training/losses.h"
 
@@ -109,6 +111,75 @@ TEST(TrainVerifier, LossDecreasesAndTheDirectoryLoadsAsAVerifier) {
   }
 }
 
+TEST(VerifierMapBatch, TensorMapsOfTheTrainedEncoderEqualTheMatrixMapsOfTheSameTexts) {
+  auto encoder = Encoder::load(kTinyModel);
+  const std::vector<std::string> queries = {"the man is playing guitar", "a dog"};
+  const std::vector<std::string> candidates = {"some man is playing guitar", "the cat is not eating food", "cat"};
+  TorchTextModel& model = encoder->model();
+  const auto states = [&](const std::vector<std::string>& texts) {
+    const TokenBatch batch = model.tokenize(texts, "");
+    const auto normalized = torch::nn::functional::normalize(
+        model.token_states(batch), torch::nn::functional::NormalizeFuncOptions().p(2).dim(2).eps(1e-12));
+    return std::make_pair(normalized, batch.attention_mask.sum(1));
+  };
+  torch::NoGradGuard no_grad;
+  const auto [q, q_lengths] = states(queries);
+  const auto [c, c_lengths] = states(candidates);
+  const std::vector<int64_t> qi = {0, 0, 1, 1, 0}, ci = {0, 1, 2, 0, 2};
+  for (const int64_t map_size : {4, 16}) {  // cropped and padded
+    SCOPED_TRACE(map_size);
+    const auto from_tensors = scoring::make_map_batch(q, q_lengths, c, c_lengths, torch::tensor(qi), torch::tensor(ci),
+                                                      map_size, "test");
+    const auto q_rows = encoder->encode_tokens(queries);
+    const auto c_rows = encoder->encode_tokens(candidates);
+    std::vector<Matrix> maps;
+    for (std::size_t p = 0; p < qi.size(); ++p) {
+      maps.push_back(scoring::token_cosine_map(q_rows[std::size_t(qi[p])].view(), c_rows[std::size_t(ci[p])].view()));
+    }
+    std::vector<const Matrix*> pointers;
+    for (const auto& m : maps) pointers.push_back(&m);
+    const auto from_matrices = scoring::make_map_batch(pointers, map_size, "test");
+    EXPECT_TRUE(torch::allclose(from_tensors.maps, from_matrices.maps, 1e-5, 1e-6));
+    EXPECT_TRUE(torch::equal(from_tensors.valid, from_matrices.valid));
+  }
+  EXPECT_THROW(scoring::make_map_batch(q, torch::zeros({2}, torch::kLong), c, c_lengths, torch::tensor(qi),
+                                       torch::tensor(ci), 4, "test"),
+               InvalidArgument);
+}
+
+TEST(TrainVerifier, EndToEndTrainsACopyOfTheEncoderAndWritesItBesideTheVerifier) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  const Matrix before = encoder->encode({triples[0].anchor, triples[0].positive});
+  auto config = tiny_config(fresh_dir("end-to-end"));
+  config.epochs = 10;
+  config.encoder_learning_rate = 0.01;
+  config.encoder_name = "tiny-verifier-encoder";
+  config.dev_pairs = {{triples[0].anchor, triples[0].positive, false},
+                      {triples[0].anchor, triples[0].negatives[0], true},
+                      {triples[5].anchor, triples[5].positive, false},
+                      {triples[5].anchor, triples[5].negatives[0], true}};
+  const auto report = train_verifier(*encoder, triples, config);
+  ASSERT_EQ(report.steps, 20u);
+  double first = 0, last = 0;
+  for (std::size_t i = 0; i < 4; ++i) first += report.loss_curve[i], last += report.loss_curve[16 + i];
+  EXPECT_LT(last, first * 0.9);
+
+  // The caller's encoder is unchanged; the written one is another network of the same format.
+  const Matrix after = encoder->encode({triples[0].anchor, triples[0].positive});
+  EXPECT_EQ(before.values(), after.values());
+  ASSERT_EQ(report.encoder_dir, config.output_dir + "/encoder");
+  auto tuned = Encoder::load(report.encoder_dir);
+  EXPECT_EQ(tuned->manifest().name, "tiny-verifier-encoder");
+  EXPECT_NE(tuned->encode({triples[0].anchor}).values(), std::vector<float>(before.row(0), before.row(0) + before.cols()));
+  // The written pair (tuned encoder + best verifier) reproduces the best dev AUC.
+  const auto verifier = scoring::BuiltinMapVerifier::load(config.output_dir);
+  const auto near_miss = evaluate_near_misses(*tuned, config.dev_pairs, [&](const std::vector<Matrix>& maps) {
+    return verifier->score(maps);
+  });
+  EXPECT_DOUBLE_EQ(near_miss.auc, *report.best_dev_score);
+}
+
 TEST(TrainVerifier, CancellingFromTheProgressCallbackStopsWithCancelled) {
   auto encoder = Encoder::load(kTinyModel);
   const auto config = tiny_config(fresh_dir("cancelled"));
@@ -129,6 +200,8 @@ TEST(TrainVerifier, RefusesUnusableConfigurationsBeforeAnyWork) {
   EXPECT_THROW(train_verifier(*encoder, {}, base), InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.output_dir.clear(); })), InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.temperature = 0; })), InvalidArgument);
+  EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.encoder_learning_rate = -1e-5; })),
+               InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.shape.map_size = 2; })), InvalidArgument);
   EXPECT_THROW(train_verifier(*encoder, triples, with([](auto& c) { c.batch_size = 64; })), InvalidArgument);
   try {  // 72 maps of 1024 x 1024 through 4096 channels: petabytes, refused instead of killed
