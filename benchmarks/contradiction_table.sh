@@ -2,7 +2,8 @@
 # Paper Table 1 on real data: nDCG@10 on the dev split of SICK and ArguAna for BM25, zero-shot
 # cosine of use-lite-en, zero-shot cosine + alpha * Hoyer(Es) with Es trained by SparseCL on the
 # train split of the same set (alpha tuned on dev, interval search), and optionally the cosine of a
-# contrastively fine-tuned E (CL) with and without the SparseCL term.
+# contrastively fine-tuned E (CL) with and without the SparseCL term, and Prompt+CL (CL with the
+# prefix "Not true: " on anchors in training and on queries in search).
 #
 #   benchmarks/contradiction_table.sh [--data DIR] [--sick-qrels FILE] [--arguana-qrels FILE]
 #       [--sets "sick arguana"] [--arguana-max-steps N] [--with-cl] [--baselines-only]
@@ -73,6 +74,16 @@ for set in $SETS; do
     record_run "CL cosine" "$set" eval -- "${run[@]}" --model "$cl" --index-cache "$CACHE/indexes/$set-cl"
     record_run "CL cosine + SparseCL (Hoyer), alpha tuned on dev" "$set" eval -- "${run[@]}" --model "$cl" \
       --sparse-model "$es" --scorer hoyer --tune-alpha interval --index-cache "$CACHE/indexes/$set-cl+sparsecl-hoyer"
+
+    # Prompt+CL: the same contrastive training with "Not true: " before every anchor; the model
+    # records the prefix, so `run` puts it before every query too.
+    prompt_cl="$CACHE/models/$set-prompt-cl"
+    train_once "train E: Prompt+CL (\"Not true: \" + cosine InfoNCE)" "$set" "$prompt_cl" \
+      /usr/bin/time -v "$CLI" train contrastive "${TRAIN_COMMON[@]}" "${train_data[@]}" --epochs 1 \
+      $([[ "$set" == arguana ]] && echo --max-steps "$ARGUANA_MAX_STEPS") --prefix "Not true: " \
+      --name "$set-prompt-cl" --out "$prompt_cl"
+    record_run "Prompt+CL cosine" "$set" eval -- "${run[@]}" --model "$prompt_cl" \
+      --index-cache "$CACHE/indexes/$set-prompt-cl"
   fi
 done
 

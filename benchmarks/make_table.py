@@ -40,6 +40,8 @@ def parse_log(text: str) -> dict:
     m = re.search(r"^queries (\d+)\s+scorer (\S+)\s+alpha ([0-9.eE+-]+)", text, re.M)
     if m:
         found["queries"] = int(m.group(1))
+        if m.group(2) not in ("cosine", "mean", "maxsim", "alignment", "verifier"):
+            found.setdefault("alpha", float(m.group(3)))
     m = re.search(r"^trained (\d+) steps, final loss ([0-9.eE+-]+|nan), ([0-9.]+) triples/s", text, re.M)
     if m:
         found.update(steps=int(m.group(1)), final_loss=float(m.group(2)), triples_per_second=float(m.group(3)))
