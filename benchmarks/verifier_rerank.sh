@@ -55,4 +55,4 @@ record_run "F4 patch Transformer verifier (SICK near-misses, seed $SEED)" arguan
 "$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name verifier_rerank \
   --title "Token-level rerankers on ArguAna dev (two-stage verifiers paper)" \
   --columns label,ndcg@10,acc@1,seconds \
-  --note "Stage 1: pooled cosine of the frozen use-lite-en, top $CANDIDATES; stage 2 reranks those candidates by the row's score over the token-token cosine map (query and candidate cut to 128 tokens). F3/F4 were trained on SICK train near-miss triples (benchmarks/near_miss_verifiers.sh) and are applied here out of domain."
+  --note "Stage 1: pooled cosine of the frozen use-lite-en, top $CANDIDATES; stage 2 reranks those candidates by the row's score over the token-token cosine map (query and candidate cut to 128 tokens). F3/F4 were trained on SICK train near-miss triples (benchmarks/near_miss_verifiers.sh) with maps of 32 x 32, so here they see only the first 32 tokens of query and candidate; they are applied out of domain."

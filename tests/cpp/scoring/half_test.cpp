@@ -59,22 +59,6 @@ TEST(HalfConversion, DecodesExactly) {
   }
 }
 
-TEST(HalfConversion, BulkDecodingMatchesScalarForEveryPattern) {
-  std::vector<std::uint16_t> all(65536);
-  for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) all[bits] = static_cast<std::uint16_t>(bits);
-  std::vector<float> decoded(all.size());
-  half_rows_to_float(all.data(), all.size(), decoded.data());
-  for (std::uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
-    const float expected = half_to_float(static_cast<std::uint16_t>(bits));
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(decoded[bits])) << bits;
-    } else {
-      EXPECT_EQ(std::signbit(decoded[bits]), std::signbit(expected)) << bits;
-      EXPECT_EQ(decoded[bits], expected) << bits;
-    }
-  }
-}
-
 Matrix random_unit_rows(std::size_t rows, std::size_t cols, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
