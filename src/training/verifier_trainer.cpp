@@ -62,6 +62,19 @@ class TokenTable {
   std::vector<std::string> pending_queries_, pending_documents_;
 };
 
+// The token map of each pair (query role against document role), in the order of `pairs`.
+std::vector<Matrix> pair_maps(const Encoder& encoder, const std::vector<LabeledPair>& pairs) {
+  TokenTable tokens;
+  for (const auto& p : pairs) {
+    tokens.add(p.query, TextRole::kQuery);
+    tokens.add(p.candidate, TextRole::kDocument);
+  }
+  tokens.encode(encoder);
+  std::vector<Matrix> maps;
+  for (const auto& p : pairs) maps.push_back(tokens.map(p.query, p.candidate));
+  return maps;
+}
+
 // InvalidArgument naming `who` unless `pairs` hold at least one paraphrase and one near-miss,
 // the two classes an ROC-AUC compares.
 void require_both_labels(const std::vector<LabeledPair>& pairs, const std::string& who) {
@@ -157,23 +170,23 @@ class StepMaps {
   }
 
   // Row i of the result: anchor i against every positive of the batch, then its own negatives.
-  scoring::MapBatch batch(const std::vector<Triple>& triples, const std::vector<std::size_t>& batch) const {
+  scoring::MapBatch batch(const std::vector<Triple>& triples, const std::vector<std::size_t>& indices) const {
     if (!trained_) {
       std::vector<Matrix> maps;
-      for (std::size_t i : batch) {
-        for (std::size_t j : batch) maps.push_back(table_.map(triples[i].anchor, triples[j].positive));
+      for (std::size_t i : indices) {
+        for (std::size_t j : indices) maps.push_back(table_.map(triples[i].anchor, triples[j].positive));
         for (const auto& n : triples[i].negatives) maps.push_back(table_.map(triples[i].anchor, n));
       }
       std::vector<const Matrix*> pointers;
       for (const Matrix& m : maps) pointers.push_back(&m);
       return scoring::make_map_batch(pointers, map_size_, "train_verifier");
     }
-    const auto n = int64_t(batch.size());
-    const auto k = int64_t(triples[batch.front()].negatives.size());
+    const auto n = int64_t(indices.size());
+    const auto k = int64_t(triples[indices.front()].negatives.size());
     std::vector<std::string> anchors, documents;  // documents: the positives, then each anchor's negatives
-    for (std::size_t i : batch) anchors.push_back(triples[i].anchor);
-    for (std::size_t i : batch) documents.push_back(triples[i].positive);
-    for (std::size_t i : batch)
+    for (std::size_t i : indices) anchors.push_back(triples[i].anchor);
+    for (std::size_t i : indices) documents.push_back(triples[i].positive);
+    for (std::size_t i : indices)
       for (const auto& neg : triples[i].negatives) documents.push_back(neg);
     std::vector<int64_t> query_index, candidate_index;
     for (int64_t i = 0; i < n; ++i) {
@@ -238,17 +251,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
 
   // Dev maps: once for a frozen encoder, at every evaluation for one in training.
   std::vector<Matrix> dev_maps;
-  const auto make_dev_maps = [&] {
-    TokenTable dev_tokens;
-    for (const auto& p : config.dev_pairs) {
-      dev_tokens.add(p.query, TextRole::kQuery);
-      dev_tokens.add(p.candidate, TextRole::kDocument);
-    }
-    dev_tokens.encode(current);
-    dev_maps.clear();
-    for (const auto& p : config.dev_pairs) dev_maps.push_back(dev_tokens.map(p.query, p.candidate));
-  };
-  if (!end_to_end) make_dev_maps();
+  if (!end_to_end) dev_maps = pair_maps(current, config.dev_pairs);
 
   torch::manual_seed(config.seed);
   auto network = scoring::make_verifier_network(config.shape);
@@ -280,7 +283,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   std::size_t epochs_without_improvement = 0;
   auto evaluate = [&] {
     set_training(false);
-    if (end_to_end) make_dev_maps();
+    if (end_to_end) dev_maps = pair_maps(current, config.dev_pairs);
     std::vector<const Matrix*> pointers;
     for (const Matrix& m : dev_maps) pointers.push_back(&m);
     const std::vector<float> scores = scoring::score_in_batches(
@@ -394,15 +397,8 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
 
 NearMissReport evaluate_near_misses(const Encoder& encoder, const std::vector<LabeledPair>& pairs,
                                     const MapScorer& scorer) {
-  TokenTable tokens;
-  for (const auto& p : pairs) {
-    tokens.add(p.query, TextRole::kQuery);
-    tokens.add(p.candidate, TextRole::kDocument);
-  }
   require_both_labels(pairs, "evaluate_near_misses");
-  tokens.encode(encoder);
-  std::vector<Matrix> maps;
-  for (const auto& p : pairs) maps.push_back(tokens.map(p.query, p.candidate));
+  const std::vector<Matrix> maps = pair_maps(encoder, pairs);
   const std::vector<float> scores = scorer(maps);
   if (scores.size() != maps.size()) {
     throw InvalidArgument("evaluate_near_misses: the scorer returned " + std::to_string(scores.size()) +
