@@ -22,9 +22,11 @@ using training::Triple;
 
 py::dict report_dict(std::size_t steps, double final_loss, const std::vector<double>& loss_curve,
                      double examples_per_second, const std::vector<double>& dev_scores,
-                     const std::optional<double>& best_dev_score, bool stopped_early, const std::string& output_dir) {
+                     const std::optional<double>& best_dev_score, bool stopped_early, const std::string& output_dir,
+                     std::size_t resumed_from) {
   py::dict d;
   d["steps"] = steps;
+  d["resumed_from"] = resumed_from;
   d["final_loss"] = final_loss;
   d["loss_curve"] = loss_curve;
   d["examples_per_second"] = examples_per_second;
@@ -44,12 +46,18 @@ std::size_t at_least_one(py::ssize_t value, const char* name) {
   return std::size_t(value);
 }
 
+std::size_t at_least_zero(py::ssize_t value, const char* name) {
+  if (value < 0) throw py::value_error(std::string(name) + " must be >= 0, got " + std::to_string(value));
+  return std::size_t(value);
+}
+
 py::dict train_encoder(training::LossKind loss, const std::string& base_model, const std::vector<Triple>& triples,
                        const std::string& output_dir, py::ssize_t epochs, py::ssize_t batch_size,
                        double learning_rate, double temperature, const std::string& sparsity,
                        double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed,
                        int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
-                       const std::string& model_name, py::object progress) {
+                       const std::string& model_name, py::ssize_t checkpoint_every, bool resume,
+                       py::object progress) {
   training::TrainConfig config;
   config.loss = loss;
   config.sparsity = training::parse_sparsity_kind(sparsity);
@@ -63,8 +71,9 @@ py::dict train_encoder(training::LossKind loss, const std::string& base_model, c
   config.seed = seed;
   if (threads < 0) throw py::value_error("threads must be >= 0");
   config.threads = threads;
-  if (max_steps < 0) throw py::value_error("max_steps must be >= 0");
-  config.max_steps = std::size_t(max_steps);
+  config.max_steps = at_least_zero(max_steps, "max_steps");
+  config.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
+  config.resume = resume;
   config.query_prefix = query_prefix;
   config.model_name = model_name;
   config.output_dir = output_dir;
@@ -74,7 +83,8 @@ py::dict train_encoder(training::LossKind loss, const std::string& base_model, c
     return training::train(base_model, triples, config, train_progress(bridge));
   });
   return report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
-                     report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir);
+                     report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir,
+                     report.resumed_from);
 }
 
 constexpr const char* kEncoderTrainingArguments = R"(
@@ -95,11 +105,14 @@ Arguments:
     query_prefix: anchor prefix in training and at query time (Prompt+CL uses "Not true: ");
         None keeps the base model's.
     model_name: name in the manifest ("" = base name + "-" + loss).
+    checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
+    resume: continue from a checkpoint found in output_dir (it must come from the same triples and
+        settings, else ValueError); False starts afresh.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
 
 Returns:
-    dict with steps, final_loss, loss_curve, examples_per_second, dev_scores, best_dev_score,
-    stopped_early and output_dir.
+    dict with steps, resumed_from (the step a resumed run continued from, else 0), final_loss,
+    loss_curve, examples_per_second, dev_scores, best_dev_score, stopped_early and output_dir.
 
 Raises:
     ValueError for inconsistent triples or settings, FileNotFoundError for a missing base model,
@@ -165,16 +178,17 @@ void register_training(py::module_& m) {
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
          std::uint64_t seed, int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
-         const std::string& model_name, py::object progress) {
+         const std::string& model_name, py::ssize_t checkpoint_every, bool resume, py::object progress) {
         return train_encoder(training::LossKind::kSparseCL, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, sparsity, hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, progress);
+                             seed, threads, max_steps, query_prefix, model_name, checkpoint_every, resume, progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
       py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.02,
       py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01,
       py::arg("warmup_ratio") = 0.1, py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0,
-      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("progress") = false,
+      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("checkpoint_every") = 0,
+      py::arg("resume") = true, py::arg("progress") = false,
       (std::string("Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
                    "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
                    "for cos(E) + alpha * Hoyer(Es) search.\n") +
@@ -186,16 +200,17 @@ void register_training(py::module_& m) {
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed, int threads,
          py::ssize_t max_steps, std::optional<std::string> query_prefix, const std::string& model_name,
-         py::object progress) {
+         py::ssize_t checkpoint_every, bool resume, py::object progress) {
         return train_encoder(training::LossKind::kContrastive, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, "hoyer", hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, progress);
+                             seed, threads, max_steps, query_prefix, model_name, checkpoint_every, resume, progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
       py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.05,
       py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
       py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0, py::arg("query_prefix") = py::none(),
-      py::arg("model_name") = "", py::arg("progress") = false,
+      py::arg("model_name") = "", py::arg("checkpoint_every") = 0, py::arg("resume") = true,
+      py::arg("progress") = false,
       (std::string("Fine-tunes an encoder with cosine InfoNCE / multiple negatives ranking loss (the CL\n"
                    "baseline; with query_prefix=\"Not true: \" the Prompt+CL baseline). sparsity is not used.\n") +
        kEncoderTrainingArguments)
@@ -207,7 +222,8 @@ void register_training(py::module_& m) {
          const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
          double warmup_ratio, std::uint64_t seed, int threads, std::vector<LabeledPair> dev_pairs,
-         py::ssize_t patience, double encoder_learning_rate, py::object progress) {
+         py::ssize_t patience, double encoder_learning_rate, py::ssize_t checkpoint_every, bool resume,
+         py::object progress) {
         if (!encoder) throw py::type_error("encoder must be an Encoder, not None");
         training::VerifierTrainConfig config;
         config.shape.architecture = scoring::parse_verifier_architecture(architecture);
@@ -226,8 +242,9 @@ void register_training(py::module_& m) {
         if (threads < 0) throw py::value_error("threads must be >= 0");
         config.threads = threads;
         config.dev_pairs = std::move(dev_pairs);
-        if (patience < 0) throw py::value_error("patience must be >= 0");
-        config.patience = std::size_t(patience);
+        config.patience = at_least_zero(patience, "patience");
+        config.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
+        config.resume = resume;
         config.output_dir = output_dir;
         config.encoder_learning_rate = encoder_learning_rate;
         config.data_description = "python";
@@ -237,7 +254,7 @@ void register_training(py::module_& m) {
         });
         py::dict result = report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
                                       report.dev_scores, report.best_dev_score, report.stopped_early,
-                                      report.output_dir);
+                                      report.output_dir, report.resumed_from);
         result["encoder_dir"] = report.encoder_dir.empty() ? py::object(py::none()) : py::str(report.encoder_dir);
         return result;
       },
@@ -246,7 +263,8 @@ void register_training(py::module_& m) {
       py::arg("dropout") = 0.1, py::arg("epochs") = 3, py::arg("batch_size") = 32, py::arg("learning_rate") = 1e-4,
       py::arg("temperature") = 0.1, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
       py::arg("seed") = 42, py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
-      py::arg("patience") = 0, py::arg("encoder_learning_rate") = 0.0, py::arg("progress") = false,
+      py::arg("patience") = 0, py::arg("encoder_learning_rate") = 0.0, py::arg("checkpoint_every") = 0,
+      py::arg("resume") = true, py::arg("progress") = false,
       R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored
 against every in-batch positive and its own negatives (InfoNCE, temperature 0.1 by default).
 
@@ -265,10 +283,13 @@ Arguments:
     encoder_learning_rate: > 0 trains a copy of the encoder end to end with the verifier at this
         rate (reference about 1.5e-5), written to output_dir/encoder: load it with Encoder.load
         and build the index with it, since the verifier then expects its token maps. 0 = frozen.
+    checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
+    resume: continue from a checkpoint found in output_dir (same triples and settings, else
+        ValueError); False starts afresh.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
 
 Returns:
-    dict with steps, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
+    dict with steps, resumed_from, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
     best_dev_score, stopped_early, output_dir and encoder_dir (None unless end to end).
 
 Raises:

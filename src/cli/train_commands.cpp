@@ -22,11 +22,11 @@ struct TrainArgs {
   std::string loss, base = "use-lite-en", dense_model = "use-lite-en", data = "tsv", dataset, qrels, pairs, out,
               name, prefix, sparsity = "hoyer", curriculum = "mixed";
   std::vector<std::string> triples, dev_triples;
-  std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000;
+  std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000, negatives = 1, checkpoint_every = 0;
   double lr = 2e-5, temperature = 0.02, weight_decay = 0.01, warmup = 0.1, hard_weight = 0.0;
   std::uint64_t seed = 42;
   int threads = 0;
-  bool has_prefix = false;
+  bool has_prefix = false, fresh = false;
 };
 
 std::vector<training::Triple> load_triple_files(const std::vector<std::string>& paths) {
@@ -49,7 +49,10 @@ std::vector<training::Triple> build_triples(const TrainArgs& a) {
   if (a.data == "arguana") {
     need(a.dataset, "--dataset");
     need(a.qrels, "--qrels");
-    return training::arguana_triples(a.dataset, a.qrels, join_path(a.dataset, "metadata.jsonl"));
+    training::ArguAnaTripleOptions options;
+    options.negatives_per_anchor = a.negatives;
+    options.seed = a.seed;
+    return training::arguana_triples(a.dataset, a.qrels, join_path(a.dataset, "metadata.jsonl"), options);
   }
   if (a.data == "sick") {
     need(a.pairs, "--pairs");
@@ -114,6 +117,7 @@ void add_train_commands(CLI::App& app) {
     cmd->add_option("--qrels", a->qrels, "Qrels of the training split (arguana, stance)");
     cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv");
     cmd->add_option("--triples", a->triples, "anchor<TAB>positive<TAB>negative[<TAB>group] files");
+    cmd->add_option("--negatives", a->negatives, "Hard negatives per ArguAna anchor (same debate and side)");
     cmd->add_option("--curriculum", a->curriculum, "Stance curriculum: homogeneous or mixed");
     cmd->add_option("--stance-count", a->stance_count, "Stance triples to draw");
     cmd->add_option("--dev-triples", a->dev_triples, "Held-out triple files: tune alpha and record dev nDCG@10");
@@ -133,6 +137,9 @@ void add_train_commands(CLI::App& app) {
         ->each([a](const std::string&) { a->has_prefix = true; });
     cmd->add_option("--seed", a->seed, "Seed of data order and initialisation");
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
+    cmd->add_option("--checkpoint-every", a->checkpoint_every,
+                    "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
+    cmd->add_flag("--fresh", a->fresh, "Ignore a checkpoint in --out and start afresh");
     cmd->callback([a] {
       const auto triples = build_triples(*a);
       std::cerr << "training on " << triples.size() << " triples\n";
@@ -150,6 +157,8 @@ void add_train_commands(CLI::App& app) {
       config.seed = a->seed;
       config.threads = a->threads;
       config.output_dir = a->out;
+      config.checkpoint_every = a->checkpoint_every;
+      config.resume = !a->fresh;
       config.model_name = a->name;
       config.data_description = a->data;
       for (const auto& file : a->triples) config.data_description += ":" + file;
@@ -161,6 +170,7 @@ void add_train_commands(CLI::App& app) {
                                             return true;
                                           });
       std::cerr << "\n";
+      if (report.resumed_from > 0) std::cout << "resumed from the checkpoint at step " << report.resumed_from << "\n";
       std::cout << "trained " << report.steps << " steps, final loss " << report.final_loss << ", "
                 << std::fixed << std::setprecision(1) << report.examples_per_second << " triples/s -> "
                 << report.output_dir << "\n";

@@ -50,4 +50,64 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
   m.save(dir);
 }
 
+namespace {
+std::string checkpoint_directory(const std::string& output_dir) { return join_path(output_dir, "checkpoint"); }
+}  // namespace
+
+void write_checkpoint(const std::string& output_dir, nlohmann::json state, const nlohmann::json& fingerprint,
+                      const std::function<void(const std::string& dir)>& write_files) {
+  const std::string final_dir = checkpoint_directory(output_dir);
+  const std::string partial = final_dir + ".partial";
+  try {
+    fs::remove_all(partial);
+    fs::create_directories(partial);
+    write_files(partial);
+    state["config"] = fingerprint;
+    write_file_atomic(join_path(partial, "state.json"), state.dump(1) + "\n");
+    fs::remove_all(final_dir);
+    fs::rename(partial, final_dir);
+  } catch (const fs::filesystem_error& e) {
+    throw IoError("cannot write checkpoint " + final_dir + ": " + e.what());
+  } catch (const c10::Error& e) {
+    throw IoError("cannot write checkpoint " + final_dir + ": " + std::string(e.what_without_backtrace()));
+  }
+}
+
+bool read_checkpoint(const std::string& output_dir, const nlohmann::json& fingerprint,
+                     const std::function<void(const nlohmann::json& state)>& accept_state,
+                     const std::function<void(const std::string& dir)>& read_files) {
+  const std::string dir = checkpoint_directory(output_dir);
+  const std::string state_path = join_path(dir, "state.json");
+  if (!path_exists(state_path)) return false;
+  try {
+    const nlohmann::json state = nlohmann::json::parse(read_file(state_path));
+    if (state.at("config") != fingerprint) {
+      throw InvalidArgument("checkpoint " + dir + " was made with another configuration or triple set (" +
+                            state.at("config").dump() + " vs " + fingerprint.dump() +
+                            "); remove it or turn resuming off");
+    }
+    accept_state(state);
+  } catch (const nlohmann::json::exception& e) {
+    throw CorruptFile(state_path + ": " + e.what());
+  }
+  try {
+    read_files(dir);
+  } catch (const c10::Error& e) {
+    throw CorruptFile("cannot read checkpoint " + dir + ": " + std::string(e.what_without_backtrace()).substr(0, 300));
+  }
+  return true;
+}
+
+void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  archive.save_to(path);
+}
+
+void load_optimizer(torch::optim::Optimizer& optimizer, const std::string& path) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  optimizer.load(archive);
+}
+
 }  // namespace counterpoint::training::detail

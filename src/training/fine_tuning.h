@@ -1,10 +1,13 @@
-// Internal to the training layer: what both trainers need to fine-tune an encoder: its trainable
-// parameters, and writing the result as a complete model directory (model.pt, tokenizer file,
-// manifest) that Encoder::load accepts.
+// Internal to the training layer: what both trainers share: an encoder's trainable parameters,
+// writing the result as a complete model directory (model.pt, tokenizer file, manifest) that
+// Encoder::load accepts, and resumable checkpoints in <output_dir>/checkpoint.
 #pragma once
 
 #include <torch/script.h>
+#include <torch/torch.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +28,23 @@ std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, cons
 // are written atomically; IoError when the directory or a file cannot be written.
 void write_model_directory(Encoder& encoder, const std::string& dir, const std::string& name,
                            const std::string& query_prefix, const nlohmann::json& training);
+
+// Checkpoints live in <output_dir>/checkpoint. Writes one: `write_files(dir)` fills a fresh directory, state.json (the run's progress,
+// with `fingerprint` under "config") is added, and the directory then replaces the previous
+// checkpoint, so an interruption at any point leaves a whole checkpoint behind. IoError when it
+// cannot be written.
+void write_checkpoint(const std::string& output_dir, nlohmann::json state, const nlohmann::json& fingerprint,
+                      const std::function<void(const std::string& dir)>& write_files);
+
+// Restores the checkpoint in `output_dir` (false when there is none): `accept_state` reads the
+// trainer's fields of state.json, then `read_files(dir)` loads its tensors. InvalidArgument when
+// the checkpoint was written under another fingerprint (another configuration or triple set);
+// CorruptFile when state.json cannot be parsed or lacks a field, or a tensor file cannot be read.
+bool read_checkpoint(const std::string& output_dir, const nlohmann::json& fingerprint,
+                     const std::function<void(const nlohmann::json& state)>& accept_state,
+                     const std::function<void(const std::string& dir)>& read_files);
+
+void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);
+void load_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);
 
 }  // namespace counterpoint::training::detail

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <numeric>
 #include <random>
@@ -24,7 +23,6 @@
 
 namespace counterpoint::training {
 
-namespace fs = std::filesystem;
 
 LossKind parse_loss_kind(const std::string& name) {
   if (name == "sparsecl") return LossKind::kSparseCL;
@@ -132,71 +130,42 @@ struct RunState {
   std::vector<double> dev_scores;
   std::optional<double> best_dev_score;
   std::size_t evaluations_without_improvement = 0;
+  bool stopped_early = false;
   std::vector<torch::Tensor> best_parameters;  // empty until a dev evaluation ran
 };
 
-std::string checkpoint_dir(const TrainConfig& c) { return join_path(c.output_dir, "checkpoint"); }
-
 void save_checkpoint(const TrainConfig& config, torch::jit::Module& module, torch::optim::AdamW& optimizer,
                      const RunState& state, const nlohmann::json& fingerprint) {
-  const std::string final_dir = checkpoint_dir(config);
-  const std::string partial = final_dir + ".partial";
-  try {
-    fs::remove_all(partial);
-    fs::create_directories(partial);
-    module.save(join_path(partial, "model.pt"));
-    torch::serialize::OutputArchive archive;
-    optimizer.save(archive);
-    archive.save_to(join_path(partial, "optimizer.pt"));
-    if (!state.best_parameters.empty()) torch::save(state.best_parameters, join_path(partial, "best.pt"));
-    nlohmann::json j = {{"step", state.step}, {"loss_curve", state.loss_curve},
-                        {"dev_scores", state.dev_scores},
-                        {"evaluations_without_improvement", state.evaluations_without_improvement},
-                        {"config", fingerprint}};
-    if (state.best_dev_score) j["best_dev_score"] = *state.best_dev_score;
-    write_file_atomic(join_path(partial, "state.json"), j.dump(1) + "\n");
-    fs::remove_all(final_dir);
-    fs::rename(partial, final_dir);
-  } catch (const fs::filesystem_error& e) {
-    throw IoError("cannot write checkpoint " + final_dir + ": " + e.what());
-  } catch (const c10::Error& e) {
-    throw IoError("cannot write checkpoint " + final_dir + ": " + std::string(e.what_without_backtrace()));
-  }
+  nlohmann::json j = {{"step", state.step}, {"loss_curve", state.loss_curve}, {"dev_scores", state.dev_scores},
+                      {"evaluations_without_improvement", state.evaluations_without_improvement},
+                      {"stopped_early", state.stopped_early}};
+  if (state.best_dev_score) j["best_dev_score"] = *state.best_dev_score;
+  detail::write_checkpoint(config.output_dir, j, fingerprint, [&](const std::string& dir) {
+    module.save(join_path(dir, "model.pt"));
+    detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+    if (!state.best_parameters.empty()) torch::save(state.best_parameters, join_path(dir, "best.pt"));
+  });
 }
 
 // Restores module, optimizer and run state; false when there is no checkpoint.
 bool load_checkpoint(const TrainConfig& config, torch::jit::Module& module, torch::optim::AdamW& optimizer,
                      RunState& state, const nlohmann::json& fingerprint) {
-  const std::string dir = checkpoint_dir(config);
-  const std::string state_path = join_path(dir, "state.json");
-  if (!path_exists(state_path)) return false;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(state_path));
-    if (j.at("config") != fingerprint) {
-      throw InvalidArgument("checkpoint " + dir + " was made with another configuration or triple set (" +
-                            j.at("config").dump() + " vs " + fingerprint.dump() +
-                            "); remove it or set TrainConfig.resume = false");
-    }
-    state.step = j.at("step").get<std::size_t>();
-    state.loss_curve = j.at("loss_curve").get<std::vector<double>>();
-    state.dev_scores = j.at("dev_scores").get<std::vector<double>>();
-    state.evaluations_without_improvement = j.at("evaluations_without_improvement").get<std::size_t>();
-    if (j.contains("best_dev_score")) state.best_dev_score = j["best_dev_score"].get<double>();
-  } catch (const nlohmann::json::exception& e) {
-    throw CorruptFile(state_path + ": " + e.what());
-  }
-  try {
-    auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
-    copy_state(saved, module, join_path(dir, "model.pt"));
-    torch::serialize::InputArchive archive;
-    archive.load_from(join_path(dir, "optimizer.pt"));
-    optimizer.load(archive);
-    if (path_exists(join_path(dir, "best.pt"))) torch::load(state.best_parameters, join_path(dir, "best.pt"));
-  } catch (const c10::Error& e) {
-    throw CorruptFile("cannot read checkpoint " + dir + ": " + std::string(e.what_without_backtrace()).substr(0, 300));
-  }
-  return true;
+  return detail::read_checkpoint(
+      config.output_dir, fingerprint,
+      [&](const nlohmann::json& j) {
+        state.step = j.at("step").get<std::size_t>();
+        state.loss_curve = j.at("loss_curve").get<std::vector<double>>();
+        state.dev_scores = j.at("dev_scores").get<std::vector<double>>();
+        state.evaluations_without_improvement = j.at("evaluations_without_improvement").get<std::size_t>();
+        if (j.contains("best_dev_score")) state.best_dev_score = j["best_dev_score"].get<double>();
+        state.stopped_early = j.value("stopped_early", false);
+      },
+      [&](const std::string& dir) {
+        auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
+        copy_state(saved, module, join_path(dir, "model.pt"));
+        detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+        if (path_exists(join_path(dir, "best.pt"))) torch::load(state.best_parameters, join_path(dir, "best.pt"));
+      });
 }
 
 std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
@@ -288,7 +257,8 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
   double training_seconds = 0;
   std::size_t examples = 0;
   const std::size_t first_step = state.step;
-  while (state.step < total) {
+  // A run that had stopped early stays stopped when resumed.
+  while (state.step < total && !state.stopped_early) {
     const auto started = Clock::now();
     const auto& [epoch, batch] = plan[state.step];
     torch::manual_seed(config.seed + state.step);
@@ -350,8 +320,8 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
                       std::to_string(total));
     }
     if (stop) {
-      report.stopped_early = true;
-      break;
+      state.stopped_early = true;
+      if (config.checkpoint_every > 0) save_checkpoint(config, module, optimizer, state, fingerprint);
     }
   }
 
@@ -360,6 +330,7 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(state.best_parameters[i]);
   }
   report.steps = state.step;
+  report.stopped_early = state.stopped_early;
   report.loss_curve = state.loss_curve;
   report.final_loss = state.loss_curve.empty() ? 0.0 : state.loss_curve.back();
   report.examples_per_second = training_seconds > 0 ? double(examples) / training_seconds : 0.0;

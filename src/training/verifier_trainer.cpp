@@ -137,6 +137,36 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
   }
 }
 
+// Copies saved tensors into `params` in place; CorruptFile naming `origin` when count or shapes differ.
+void copy_tensors(const std::vector<torch::Tensor>& saved, std::vector<torch::Tensor>& params, const std::string& origin) {
+  if (saved.size() != params.size()) {
+    throw CorruptFile(origin + ": holds " + std::to_string(saved.size()) + " tensors, the encoder has " +
+                      std::to_string(params.size()) + " trainable parameters");
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!saved[i].sizes().equals(params[i].sizes())) {
+      throw CorruptFile(origin + ": tensor " + std::to_string(i) + " has another shape than the encoder's parameter");
+    }
+    params[i].copy_(saved[i]);
+  }
+}
+
+// What a resumed run must share with the interrupted one for the two to add up to one run.
+nlohmann::json config_fingerprint(const Encoder& encoder, const std::vector<Triple>& triples,
+                                  const VerifierTrainConfig& c, std::size_t total_steps) {
+  const auto& files = encoder.manifest().files;
+  const auto model_sha = files.find(encoder.manifest().model_file);
+  return {{"triples", triples.size()}, {"negatives", triples.front().negatives.size()},
+          {"architecture", scoring::to_string(c.shape.architecture)}, {"map_size", c.shape.map_size},
+          {"width", c.shape.width}, {"patch", c.shape.patch}, {"feed_forward", c.shape.feed_forward},
+          {"dropout", c.shape.dropout}, {"temperature", c.temperature}, {"epochs", c.epochs},
+          {"batch_size", c.batch_size}, {"learning_rate", c.learning_rate},
+          {"encoder_learning_rate", c.encoder_learning_rate}, {"seed", c.seed},
+          {"dev_pairs", c.dev_pairs.size()}, {"encoder", encoder.manifest().name},
+          {"encoder_sha256", model_sha != files.end() ? model_sha->second : ""}, {"total_steps", total_steps}};
+}
+
 std::string serialize(scoring::VerifierNetwork& network) {
   torch::serialize::OutputArchive archive;
   network.save(archive);
@@ -281,6 +311,57 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   std::string best_weights;
   std::vector<torch::Tensor> best_encoder;
   std::size_t epochs_without_improvement = 0;
+  std::size_t first_step = 0;
+
+  // A checkpoint after `steps` steps: every step's randomness derives from its index, so the
+  // state below is all a resumed run needs to continue exactly.
+  const auto fingerprint = config_fingerprint(encoder, triples, config, total);
+  const auto save_checkpoint = [&](std::size_t steps) {
+    nlohmann::json state = {{"step", steps}, {"loss_curve", report.loss_curve}, {"dev_scores", report.dev_scores},
+                            {"epochs_without_improvement", epochs_without_improvement},
+                            {"stopped_early", report.stopped_early}};
+    if (report.best_dev_score) state["best_dev_score"] = *report.best_dev_score;
+    detail::write_checkpoint(config.output_dir, state, fingerprint, [&](const std::string& dir) {
+      write_file_atomic(join_path(dir, "verifier.pt"), serialize(*network));
+      detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+      if (!best_weights.empty()) write_file_atomic(join_path(dir, "best_verifier.pt"), best_weights);
+      if (end_to_end) {
+        torch::save(encoder_params, join_path(dir, "encoder.pt"));
+        if (!best_encoder.empty()) torch::save(best_encoder, join_path(dir, "best_encoder.pt"));
+      }
+    });
+  };
+  if (config.resume) {
+    const bool resumed = detail::read_checkpoint(
+        config.output_dir, fingerprint,
+        [&](const nlohmann::json& state) {
+          first_step = state.at("step").get<std::size_t>();
+          report.loss_curve = state.at("loss_curve").get<std::vector<double>>();
+          report.dev_scores = state.at("dev_scores").get<std::vector<double>>();
+          epochs_without_improvement = state.at("epochs_without_improvement").get<std::size_t>();
+          if (state.contains("best_dev_score")) report.best_dev_score = state["best_dev_score"].get<double>();
+          report.stopped_early = state.value("stopped_early", false);
+          if (first_step > total || report.loss_curve.size() != first_step) {
+            throw CorruptFile("checkpoint state of " + config.output_dir + " is inconsistent (step " +
+                              std::to_string(first_step) + ", " + std::to_string(report.loss_curve.size()) +
+                              " losses, " + std::to_string(total) + " steps in all)");
+          }
+        },
+        [&](const std::string& dir) {
+          restore(*network, read_file(join_path(dir, "verifier.pt")));
+          detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+          if (path_exists(join_path(dir, "best_verifier.pt"))) best_weights = read_file(join_path(dir, "best_verifier.pt"));
+          if (end_to_end) {
+            std::vector<torch::Tensor> saved;
+            torch::load(saved, join_path(dir, "encoder.pt"));
+            copy_tensors(saved, encoder_params, join_path(dir, "encoder.pt"));
+            if (path_exists(join_path(dir, "best_encoder.pt"))) {
+              torch::load(best_encoder, join_path(dir, "best_encoder.pt"));
+            }
+          }
+        });
+    if (resumed) report.resumed_from = report.steps = first_step;
+  }
   auto evaluate = [&] {
     set_training(false);
     if (end_to_end) dev_maps = pair_maps(current, config.dev_pairs);
@@ -306,7 +387,8 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
   double training_seconds = 0;
   std::size_t examples = 0;
   set_training(true);
-  for (std::size_t step = 0; step < total; ++step) {
+  // A run that had stopped early stays stopped when resumed.
+  for (std::size_t step = first_step; step < total && !report.stopped_early; ++step) {
     const auto started = Clock::now();
     const auto& [epoch, batch] = plan[step];
     torch::manual_seed(config.seed + step + 1);
@@ -345,15 +427,18 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     p.loss = loss_value;
     p.learning_rate = config.learning_rate * factor;
     p.examples_per_second = double(examples) / std::max(training_seconds, 1e-9);
-    p.eta_seconds = training_seconds / double(step + 1) * double(total - step - 1);
+    p.eta_seconds = training_seconds / double(step + 1 - first_step) * double(total - step - 1);
+    const bool checkpoint_due = config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0;
+    if (checkpoint_due) save_checkpoint(step + 1);
     if (progress && !progress(p)) {
+      if (config.checkpoint_every > 0 && !checkpoint_due) save_checkpoint(step + 1);
       throw Cancelled("verifier training cancelled after step " + std::to_string(step + 1) + " of " +
                       std::to_string(total));
     }
     report.steps = step + 1;
     if (stop) {
       report.stopped_early = true;
-      break;
+      if (config.checkpoint_every > 0) save_checkpoint(step + 1);
     }
   }
   if (!best_weights.empty()) restore(*network, best_weights);

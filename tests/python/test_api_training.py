@@ -1,6 +1,6 @@
 """counterpoint training from Python: triples and near-miss pairs, train_sparsecl /
 train_contrastive / train_verifier (frozen and end to end) on the committed tiny model (loss goes
-down, the output loads),
+down, the output loads), resuming from checkpoints,
 MapVerifier scoring and Index.search(scorer="verifier"), cancellation and bad arguments."""
 import pathlib
 import sys
@@ -89,6 +89,32 @@ def test_training_reports_progress_and_stops_when_the_callback_says_so(tmp_path)
         cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), str(tmp_path / "m"), epochs=10,
                           batch_size=8, threads=1, progress=progress)
     assert seen == [(1, 20), (2, 20), (3, 20)]
+
+
+def test_a_cancelled_run_resumes_from_its_checkpoint_and_ends_as_an_uninterrupted_one(tmp_path):
+    encoder = cp.Encoder.load(str(TINY_MODEL), threads=1)
+    settings = dict(map_size=8, width=4, epochs=3, batch_size=8, learning_rate=0.01, threads=1)
+    whole = cp.train_verifier(encoder, near_miss_triples(), str(tmp_path / "whole"), **settings)
+    out = str(tmp_path / "resumed")
+    with pytest.raises(KeyboardInterrupt):
+        cp.train_verifier(encoder, near_miss_triples(), out, checkpoint_every=2, **settings,
+                          progress=lambda step, total: step < 3)
+    resumed = cp.train_verifier(encoder, near_miss_triples(), out, checkpoint_every=2, **settings)
+    assert (resumed["resumed_from"], resumed["steps"], whole["resumed_from"]) == (3, 6, 0)
+    assert resumed["loss_curve"] == whole["loss_curve"]
+    with pytest.raises(ValueError, match="another configuration"):
+        cp.train_verifier(encoder, near_miss_triples(), out, **{**settings, "learning_rate": 0.02})
+    assert cp.train_verifier(encoder, near_miss_triples(), out, resume=False, **settings)["resumed_from"] == 0
+
+    model_out = str(tmp_path / "encoder")
+    with pytest.raises(KeyboardInterrupt):
+        cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), model_out, epochs=2, batch_size=8, threads=1,
+                          checkpoint_every=1, progress=lambda step, total: step < 2)
+    report = cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), model_out, epochs=2, batch_size=8,
+                               threads=1, checkpoint_every=1)
+    assert (report["resumed_from"], report["steps"]) == (2, 4)
+    with pytest.raises(ValueError, match="checkpoint_every"):
+        cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), model_out, checkpoint_every=-1)
 
 
 def test_training_refuses_bad_arguments_with_the_reason(tmp_path):

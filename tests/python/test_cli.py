@@ -69,6 +69,22 @@ def test_train_verifier_then_score_near_misses(tmp_path):
         assert 0.0 <= float(auc) <= 1.0
 
 
+def test_a_training_rerun_resumes_from_the_checkpoint_it_left(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    write_pairs(pairs)
+    out = tmp_path / "verifier"
+    args = ["train", "verifier", "--model", TINY_MODEL, "--pairs", pairs, "--map-size", 8, "--width", 4,
+            "--epochs", 3, "--batch-size", 4, "--threads", 1, "--checkpoint-every", 2, "--out", out]
+    first = run(*args)
+    assert "resumed" not in first.stdout and (out / "checkpoint" / "state.json").exists()
+    again = run(*args)
+    assert "resumed from the checkpoint at step 6" in again.stdout and "trained 6 steps" in again.stdout
+    changed = run(*args[:-2], "--lr", "0.5", "--out", out, check=False)
+    assert changed.returncode == 1 and "another configuration" in changed.stderr
+    fresh = run(*args[:-2], "--lr", "0.5", "--fresh", "--out", out)
+    assert "resumed" not in fresh.stdout and "trained 6 steps" in fresh.stdout
+
+
 def test_bad_arguments_exit_non_zero_with_the_reason(tmp_path):
     pairs = tmp_path / "pairs.tsv"
     write_pairs(pairs)

@@ -49,10 +49,17 @@ struct VerifierTrainConfig {
   // encoder (build the index with it). 0 = frozen encoder.
   double encoder_learning_rate = 0.0;
   std::string encoder_name;  // manifest name of the fine-tuned encoder; default "<base name>-verifier"
+  // Checkpoints go to <output_dir>/checkpoint every `checkpoint_every` steps (0 = none) and when
+  // the progress callback cancels; they hold the verifier, the optimizer, the tuned encoder (end
+  // to end) and the best epoch so far. With `resume`, a run continues from the checkpoint found
+  // there (same triples and configuration required) and ends as an uninterrupted one would.
+  std::size_t checkpoint_every = 0;
+  bool resume = true;
 };
 
 struct VerifierTrainReport {
-  std::size_t steps = 0;
+  std::size_t steps = 0;         // steps taken in all, including those of a resumed run
+  std::size_t resumed_from = 0;  // step the run continued from (0 = fresh start)
   double final_loss = 0.0;
   std::vector<double> loss_curve;    // one value per step
   double examples_per_second = 0.0;  // triples per second, token encoding and evaluation excluded

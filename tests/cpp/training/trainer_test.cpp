@@ -178,6 +178,25 @@ TEST(Train, EarlyStoppingKeepsTheBestDevScore) {
   EXPECT_EQ(Encoder::load(config.output_dir)->manifest().training["best_dev_score"], 0.5);
 }
 
+TEST(Train, ARunThatStoppedEarlyStaysStoppedWhenResumed) {
+  auto config = tiny_config(fresh_dir("stopped-early"));
+  config.eval_every = 2;
+  config.patience = 1;
+  config.checkpoint_every = 100;  // only the checkpoint written when stopping
+  std::vector<double> scores = {0.3, 0.5, 0.4};
+  std::size_t calls = 0;
+  config.dev_evaluation = [&](Encoder&) { return scores.at(calls++); };
+  const auto first = train(kTinyModel, synthetic_triples(), config);
+  ASSERT_TRUE(first.stopped_early);
+  ASSERT_EQ(first.steps, 6u);
+  const auto again = train(kTinyModel, synthetic_triples(), config);
+  EXPECT_EQ(calls, 3u);  // no further evaluation, so no further step
+  EXPECT_TRUE(again.stopped_early);
+  EXPECT_EQ(again.resumed_from, 6u);
+  EXPECT_EQ(again.steps, 6u);
+  EXPECT_EQ(again.best_dev_score, first.best_dev_score);
+}
+
 TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
   auto triples = synthetic_triples();
   auto config = tiny_config(fresh_dir("rejected"));

@@ -1,6 +1,7 @@
 // Map-verifier training: the InfoNCE loss on hand-computed values, a training run on the tiny
 // model that lowers the loss and writes a loadable verifier directory, end-to-end training of a
-// copy of the encoder, the near-miss report, and refusal of unusable configurations before any work.
+// copy of the encoder, resuming from checkpoints, the near-miss report, and refusal of unusable
+// configurations before any work.
 #include "counterpoint/training/verifier_trainer.h"
 
 #include <gtest/gtest.h>
@@ -186,6 +187,82 @@ TEST(TrainVerifier, CancellingFromTheProgressCallbackStopsWithCancelled) {
   EXPECT_THROW(train_verifier(*encoder, near_miss_triples(), config, [](const TrainProgress& p) { return p.step < 3; }),
                Cancelled);
   EXPECT_FALSE(path_exists(config.output_dir + "/verifier.json"));
+}
+
+// Dev pairs of two triples: a paraphrase and a near-miss each.
+std::vector<LabeledPair> two_dev_triples(const std::vector<Triple>& triples) {
+  return {{triples[0].anchor, triples[0].positive, false},
+          {triples[0].anchor, triples[0].negatives[0], true},
+          {triples[5].anchor, triples[5].positive, false},
+          {triples[5].anchor, triples[5].negatives[0], true}};
+}
+
+TEST(TrainVerifier, AnInterruptedRunResumedFromItsCheckpointEqualsAnUninterruptedOne) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  for (const double encoder_lr : {0.0, 0.01}) {
+    SCOPED_TRACE(encoder_lr > 0 ? "end to end" : "frozen encoder");
+    const std::string name = encoder_lr > 0 ? "end-to-end" : "frozen";
+    auto whole_config = tiny_config(fresh_dir("uninterrupted-" + name));
+    whole_config.epochs = 4;
+    whole_config.encoder_learning_rate = encoder_lr;
+    whole_config.dev_pairs = two_dev_triples(triples);
+    const auto whole = train_verifier(*encoder, triples, whole_config);
+
+    auto config = whole_config;
+    config.output_dir = fresh_dir("interrupted-" + name);
+    config.checkpoint_every = 2;
+    EXPECT_THROW(train_verifier(*encoder, triples, config, [](const TrainProgress& p) { return p.step < 5; }),
+                 Cancelled);
+    ASSERT_TRUE(path_exists(config.output_dir + "/checkpoint/state.json"));
+    EXPECT_FALSE(path_exists(config.output_dir + "/verifier.json"));
+    const auto resumed = train_verifier(*encoder, triples, config);
+    EXPECT_EQ(resumed.resumed_from, 5u);
+    EXPECT_EQ(resumed.steps, 8u);
+    EXPECT_EQ(resumed.loss_curve, whole.loss_curve);
+    EXPECT_EQ(resumed.dev_scores, whole.dev_scores);
+    EXPECT_EQ(read_file(config.output_dir + "/weights.pt"), read_file(whole_config.output_dir + "/weights.pt"));
+    if (encoder_lr > 0) {
+      const auto a = Encoder::load(whole.encoder_dir)->encode({triples[3].anchor});
+      const auto b = Encoder::load(resumed.encoder_dir)->encode({triples[3].anchor});
+      EXPECT_EQ(a.values(), b.values());
+    }
+  }
+}
+
+TEST(TrainVerifier, ACheckpointOfAnotherConfigurationIsRefusedUnlessResumingIsOff) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  auto config = tiny_config(fresh_dir("other-configuration"));
+  config.epochs = 2;
+  config.checkpoint_every = 2;
+  train_verifier(*encoder, triples, config);
+  auto changed = config;
+  changed.learning_rate = 0.02;
+  try {
+    train_verifier(*encoder, triples, changed);
+    ADD_FAILURE() << "a checkpoint of another learning rate was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("another configuration"), std::string::npos) << e.what();
+  }
+  changed.resume = false;
+  EXPECT_EQ(train_verifier(*encoder, triples, changed).resumed_from, 0u);
+}
+
+TEST(TrainVerifier, ARunThatStoppedEarlyStaysStoppedWhenResumed) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  auto config = tiny_config(fresh_dir("stopped-early"));
+  config.dev_pairs = two_dev_triples(triples);
+  config.patience = 1;
+  config.checkpoint_every = 100;  // only the checkpoint written when stopping
+  const auto first = train_verifier(*encoder, triples, config);
+  ASSERT_TRUE(first.stopped_early);
+  const auto again = train_verifier(*encoder, triples, config);
+  EXPECT_TRUE(again.stopped_early);
+  EXPECT_EQ(again.resumed_from, first.steps);
+  EXPECT_EQ(again.steps, first.steps);
+  EXPECT_EQ(again.dev_scores, first.dev_scores);
 }
 
 TEST(TrainVerifier, RefusesUnusableConfigurationsBeforeAnyWork) {
