@@ -16,6 +16,20 @@ PY=/usr/bin/python3
 or set COUNTERPOINT_BIN" >&2; exit 2; }
 mkdir -p "$CACHE/logs" "$CACHE/models" "$CACHE/indexes" "$CACHE/runs"
 
+# For scripts taking --set, --data and --qrels: makes DATA absolute, defaults QRELS to the set's
+# dev qrels (which must exist) and sets TRAIN_DATA to the `counterpoint train` flags of the set's
+# train split.
+resolve_set_paths() {
+  DATA="$(cd "$DATA" && pwd)"
+  QRELS="${QRELS:-$DATA/$SET/qrels/dev.tsv}"
+  require_file "$QRELS" "qrels"
+  case "$SET" in
+    sick) TRAIN_DATA=(--data sick --pairs "$DATA/sick/pairs_train.tsv" --dataset "$DATA/sick") ;;
+    arguana) TRAIN_DATA=(--data arguana --dataset "$DATA/arguana" --qrels "$DATA/arguana/qrels/train.tsv") ;;
+    *) echo "unknown set $SET (sick or arguana)" >&2; exit 2 ;;
+  esac
+}
+
 require_file() { [[ -e "$1" ]] || { echo "missing $2: $1" >&2; exit 2; }; }
 
 # Rows of the table under construction, one JSON object per line (see make_table.py). With set

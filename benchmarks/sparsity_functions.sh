@@ -21,15 +21,9 @@ while [[ $# -gt 0 ]]; do
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
-DATA="$(cd "$DATA" && pwd)"
-QRELS="${QRELS:-$DATA/$SET/qrels/dev.tsv}"
-require_file "$QRELS" "qrels"
-case "$SET" in
-  sick) TABLE=sparsity_functions TRAIN_DATA=(--data sick --pairs "$DATA/sick/pairs_train.tsv" --dataset "$DATA/sick") ;;
-  arguana) TABLE=sparsity_functions_arguana
-    TRAIN_DATA=(--data arguana --dataset "$DATA/arguana" --qrels "$DATA/arguana/qrels/train.tsv") ;;
-  *) echo "unknown set $SET (sick or arguana)" >&2; exit 2 ;;
-esac
+resolve_set_paths
+TABLE=sparsity_functions
+if [[ "$SET" == arguana ]]; then TABLE=sparsity_functions_arguana; fi
 
 start_table "$TABLE"
 run=("$CLI" run --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,recall@100)

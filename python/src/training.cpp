@@ -56,9 +56,10 @@ py::dict train_encoder(training::LossKind loss, const std::string& base_model, c
                        double learning_rate, double temperature, const std::string& sparsity,
                        double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed,
                        int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
-                       const std::string& model_name, py::ssize_t checkpoint_every, bool resume,
+                       const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
                        py::object progress) {
   training::TrainConfig config;
+  config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
   config.loss = loss;
   config.sparsity = training::parse_sparsity_kind(sparsity);
   config.epochs = at_least_one(epochs, "epochs");
@@ -105,6 +106,9 @@ Arguments:
     query_prefix: anchor prefix in training and at query time (Prompt+CL uses "Not true: ");
         None keeps the base model's.
     model_name: name in the manifest ("" = base name + "-" + loss).
+    head_only: train only a linear head on the pooled embedding (written as head.pt), the network
+        frozen: each distinct text is encoded once, so epochs cost almost nothing. A base model
+        without a head starts from the identity; one with a head goes on training it.
     checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
     resume: continue from a checkpoint found in output_dir (it must come from the same triples and
         settings, else ValueError); False starts afresh.
@@ -178,16 +182,19 @@ void register_training(py::module_& m) {
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
          std::uint64_t seed, int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
-         const std::string& model_name, py::ssize_t checkpoint_every, bool resume, py::object progress) {
+         const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
+         py::object progress) {
         return train_encoder(training::LossKind::kSparseCL, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, sparsity, hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, checkpoint_every, resume, progress);
+                             seed, threads, max_steps, query_prefix, model_name, head_only, checkpoint_every, resume,
+                             progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
       py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.02,
       py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01,
       py::arg("warmup_ratio") = 0.1, py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0,
-      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("checkpoint_every") = 0,
+      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("head_only") = false,
+      py::arg("checkpoint_every") = 0,
       py::arg("resume") = true, py::arg("progress") = false,
       (std::string("Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
                    "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
@@ -200,16 +207,18 @@ void register_training(py::module_& m) {
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed, int threads,
          py::ssize_t max_steps, std::optional<std::string> query_prefix, const std::string& model_name,
-         py::ssize_t checkpoint_every, bool resume, py::object progress) {
+         bool head_only, py::ssize_t checkpoint_every, bool resume, py::object progress) {
         return train_encoder(training::LossKind::kContrastive, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, "hoyer", hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, checkpoint_every, resume, progress);
+                             seed, threads, max_steps, query_prefix, model_name, head_only, checkpoint_every, resume,
+                             progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
       py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.05,
       py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
       py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0, py::arg("query_prefix") = py::none(),
-      py::arg("model_name") = "", py::arg("checkpoint_every") = 0, py::arg("resume") = true,
+      py::arg("model_name") = "", py::arg("head_only") = false, py::arg("checkpoint_every") = 0,
+      py::arg("resume") = true,
       py::arg("progress") = false,
       (std::string("Fine-tunes an encoder with cosine InfoNCE / multiple negatives ranking loss (the CL\n"
                    "baseline; with query_prefix=\"Not true: \" the Prompt+CL baseline). sparsity is not used.\n") +

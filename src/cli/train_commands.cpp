@@ -26,7 +26,7 @@ struct TrainArgs {
   double lr = 2e-5, temperature = 0.02, weight_decay = 0.01, warmup = 0.1, hard_weight = 0.0;
   std::uint64_t seed = 42;
   int threads = 0;
-  bool has_prefix = false, fresh = false;
+  bool has_prefix = false, fresh = false, head_only = false;
 };
 
 std::vector<training::Triple> load_triple_files(const std::vector<std::string>& paths) {
@@ -140,12 +140,19 @@ void add_train_commands(CLI::App& app) {
     cmd->add_option("--checkpoint-every", a->checkpoint_every,
                     "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
     cmd->add_flag("--fresh", a->fresh, "Ignore a checkpoint in --out and start afresh");
+    cmd->add_flag("--head-only", a->head_only,
+                  "Train only a linear head on the pooled embedding; the network stays frozen and each text is "
+                  "encoded once");
     cmd->callback([a] {
       const auto triples = build_triples(*a);
       std::cerr << "training on " << triples.size() << " triples\n";
       training::TrainConfig config;
       config.loss = training::parse_loss_kind(a->loss);
       config.sparsity = training::parse_sparsity_kind(a->sparsity);
+      if (a->head_only) {
+        config.trained_weights = training::TrainedWeights::kHead;
+        std::cerr << "head only: encoding every distinct text once with the frozen network first\n";
+      }
       config.temperature = a->temperature;
       config.hard_negative_weight = a->hard_weight;
       config.epochs = a->epochs;

@@ -73,8 +73,13 @@ std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const Encod
 }
 
 std::string Encoder::identity() const {
-  auto sha = manifest_.files.find(manifest_.model_file);
-  return manifest_.name + "@" + (sha == manifest_.files.end() ? std::string("unverified") : sha->second.substr(0, 12));
+  const auto prefix = [&](const std::string& file) {
+    auto sha = manifest_.files.find(file);
+    return sha == manifest_.files.end() ? std::string("unverified") : sha->second.substr(0, 12);
+  };
+  // Two models may share a network and differ only in their heads.
+  return manifest_.name + "@" + prefix(manifest_.model_file) +
+         (manifest_.head_file.empty() ? "" : "+" + prefix(manifest_.head_file));
 }
 
 Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOptions& options,

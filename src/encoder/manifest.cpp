@@ -98,6 +98,7 @@ ModelManifest ModelManifest::parse(const std::string& json_text, const std::stri
   m.normalized = optional_field<bool>(j, "normalized", true, origin);
   m.license = required<std::string>(j, "license", origin);
   m.model_file = optional_field<std::string>(j, "model_file", "model.pt", origin);
+  m.head_file = optional_field<std::string>(j, "head_file", "", origin);
   m.source = j.value("source", nlohmann::json::object());
   m.training = j.value("training", nlohmann::json());
   const auto files = required<nlohmann::json>(j, "files", origin);
@@ -111,7 +112,9 @@ ModelManifest ModelManifest::parse(const std::string& json_text, const std::stri
   }
   require_plain_file_name(m.model_file, origin);
   require_plain_file_name(m.tokenizer_file, origin);
-  for (const auto* needed : {&m.model_file, &m.tokenizer_file}) {
+  if (!m.head_file.empty()) require_plain_file_name(m.head_file, origin);
+  for (const auto* needed : {&m.model_file, &m.tokenizer_file, &m.head_file}) {
+    if (needed->empty()) continue;
     if (!m.files.count(*needed)) {
       throw CorruptFile(origin + ": '" + *needed + "' has no checksum in 'files'");
     }
@@ -152,6 +155,7 @@ nlohmann::json ModelManifest::to_json() const {
   j["normalized"] = normalized;
   j["license"] = license;
   j["model_file"] = model_file;
+  if (!head_file.empty()) j["head_file"] = head_file;
   j["source"] = source;
   if (!training.is_null()) j["training"] = training;
   j["files"] = files;

@@ -1,6 +1,7 @@
 #include "counterpoint/encoder/torch_model.h"
 
 #include <torch/nn/functional/normalization.h>
+#include <torch/serialize.h>
 
 #include <algorithm>
 
@@ -37,11 +38,34 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   module_ = load_torchscript(join_path(model_dir, model_file));
   module_.eval();
 
+  // Loaded outside inference mode, so that training can back-propagate into it.
+  torch::Tensor head;
+  const std::string head_path = join_path(model_dir, manifest.head_file);
+  if (!manifest.head_file.empty()) {
+    try {
+      torch::load(head, head_path);
+    } catch (const c10::Error& e) {
+      throw CorruptFile("cannot load the head " + head_path + ": " + std::string(e.what_without_backtrace()).substr(0, 300));
+    }
+  }
+
   // A model whose outputs disagree with its manifest must not get as far as an index.
   c10::InferenceMode guard;
   TokenBatch probe = tokenize({"probe"}, "");
   auto [states, pooled] = forward(probe);
-  if (pooled.dim() != 2 || std::size_t(pooled.size(1)) != manifest.embedding_dim) {
+  if (head.defined()) {
+    const torch::Tensor features = pooled_features(probe);
+    if (features.dim() != 2) {
+      throw CorruptFile("model " + join_path(model_dir, model_file) + " returns a pooled output of " +
+                        std::to_string(features.dim()) + " dimensions, not [batch, width]");
+    }
+    pooled_width_ = std::size_t(features.size(1));
+    try {
+      set_head(head);
+    } catch (const InvalidArgument& e) {
+      throw CorruptFile(head_path + ": " + e.what());
+    }
+  } else if (pooled.dim() != 2 || std::size_t(pooled.size(1)) != manifest.embedding_dim) {
     throw CorruptFile("model " + join_path(model_dir, model_file) + " returns pooled width " +
                       (pooled.dim() == 2 ? std::to_string(pooled.size(1)) : std::string("?")) +
                       " but its manifest says embedding_dim " + std::to_string(manifest.embedding_dim));
@@ -51,6 +75,20 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
                       (states.dim() == 3 ? std::to_string(states.size(2)) : std::string("?")) +
                       " but its manifest says token_dim " + std::to_string(manifest.token_dim));
   }
+  if (pooled_width_ == 0) pooled_width_ = std::size_t(pooled_features(probe).size(1));
+}
+
+void TorchTextModel::set_head(torch::Tensor head) {
+  if (!head.defined() || head.dim() != 2 || head.scalar_type() != torch::kFloat32 ||
+      std::size_t(head.size(0)) != manifest_.embedding_dim || std::size_t(head.size(1)) != pooled_width_) {
+    const std::string shape = !head.defined() ? "undefined"
+                              : head.dim() == 2 ? std::to_string(head.size(0)) + " x " + std::to_string(head.size(1))
+                                                : std::to_string(head.dim()) + "-D";
+    throw InvalidArgument("a head of model " + manifest_.name + " must be a float32 " +
+                          std::to_string(manifest_.embedding_dim) + " x " + std::to_string(pooled_width_) +
+                          " matrix (embedding_dim x pooled width), not " + shape);
+  }
+  head_ = std::move(head);
 }
 
 TokenBatch TorchTextModel::tokenize(const std::vector<std::string>& texts, const std::string& prefix) const {
@@ -100,6 +138,17 @@ std::pair<torch::Tensor, torch::Tensor> TorchTextModel::forward(const TokenBatch
 }
 
 torch::Tensor TorchTextModel::pooled(const TokenBatch& batch, bool normalize) {
+  return apply_head(pooled_features(batch), normalize);
+}
+
+torch::Tensor TorchTextModel::apply_head(const torch::Tensor& features, bool normalize) const {
+  torch::Tensor result = head_.defined() ? features.matmul(head_.t().to(features.dtype())) : features;
+  if (normalize) result = torch::nn::functional::normalize(
+      result, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
+  return result;
+}
+
+torch::Tensor TorchTextModel::pooled_features(const TokenBatch& batch) {
   auto [states, pooled] = forward(batch);
   torch::Tensor result;
   switch (manifest_.pooling) {
@@ -115,8 +164,6 @@ torch::Tensor TorchTextModel::pooled(const TokenBatch& batch, bool normalize) {
       break;
     }
   }
-  if (normalize) result = torch::nn::functional::normalize(
-      result, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
   return result;
 }
 

@@ -46,6 +46,18 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
   m.model_file = "model.pt";
   m.query_prefix = query_prefix;
   m.files = {{m.model_file, ""}, {m.tokenizer_file, ""}};
+  m.head_file.clear();
+  if (model.head().defined()) {
+    m.head_file = "head.pt";
+    m.files[m.head_file] = "";
+    const std::string head_path = join_path(dir, m.head_file);
+    try {
+      torch::save(model.head().detach(), head_path + ".partial");
+      fs::rename(head_path + ".partial", head_path);
+    } catch (const std::exception& e) {
+      throw IoError("cannot write " + head_path + ": " + e.what());
+    }
+  }
   m.training = training;
   m.save(dir);
 }

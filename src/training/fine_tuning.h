@@ -23,7 +23,7 @@ namespace counterpoint::training::detail {
 // are none (the model cannot be fine-tuned).
 std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, const std::string& name);
 
-// Saves `encoder`'s network as it is now (in eval mode) with its tokenizer file into `dir`; the
+// Saves `encoder`'s network as it is now (in eval mode) with its head, if any, and its tokenizer file into `dir`; the
 // manifest is the encoder's own with `name`, `query_prefix` and `training` (provenance). Files
 // are written atomically; IoError when the directory or a file cannot be written.
 void write_model_directory(Encoder& encoder, const std::string& dir, const std::string& name,

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,14 @@ LossKind parse_loss_kind(const std::string& name) {
 std::string to_string(LossKind kind) {
   return kind == LossKind::kSparseCL ? "sparsecl" : "contrastive";
 }
+
+TrainedWeights parse_trained_weights(const std::string& name) {
+  if (name == "network") return TrainedWeights::kNetwork;
+  if (name == "head") return TrainedWeights::kHead;
+  throw InvalidArgument("unknown trained weights '" + name + "' (expected network or head)");
+}
+
+std::string to_string(TrainedWeights weights) { return weights == TrainedWeights::kHead ? "head" : "network"; }
 
 std::string format_progress(const TrainProgress& p) {
   const auto eta = static_cast<long long>(std::llround(std::max(0.0, p.eta_seconds)));
@@ -120,6 +129,7 @@ void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::str
 nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const TrainConfig& c,
                                   std::size_t total_steps) {
   return {{"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
+          {"trained_weights", to_string(c.trained_weights)},
           {"temperature", c.temperature}, {"batch_size", c.batch_size}, {"epochs", c.epochs},
           {"learning_rate", c.learning_rate}, {"seed", c.seed}, {"total_steps", total_steps}};
 }
@@ -134,21 +144,23 @@ struct RunState {
   std::vector<torch::Tensor> best_parameters;  // empty until a dev evaluation ran
 };
 
-void save_checkpoint(const TrainConfig& config, torch::jit::Module& module, torch::optim::AdamW& optimizer,
+// The network goes into the checkpoint only when it learns; the head whenever there is one.
+void save_checkpoint(const TrainConfig& config, TorchTextModel& model, torch::optim::AdamW& optimizer,
                      const RunState& state, const nlohmann::json& fingerprint) {
   nlohmann::json j = {{"step", state.step}, {"loss_curve", state.loss_curve}, {"dev_scores", state.dev_scores},
                       {"evaluations_without_improvement", state.evaluations_without_improvement},
                       {"stopped_early", state.stopped_early}};
   if (state.best_dev_score) j["best_dev_score"] = *state.best_dev_score;
   detail::write_checkpoint(config.output_dir, j, fingerprint, [&](const std::string& dir) {
-    module.save(join_path(dir, "model.pt"));
+    if (config.trained_weights == TrainedWeights::kNetwork) model.module().save(join_path(dir, "model.pt"));
+    if (model.head().defined()) torch::save(model.head().detach(), join_path(dir, "head.pt"));
     detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (!state.best_parameters.empty()) torch::save(state.best_parameters, join_path(dir, "best.pt"));
   });
 }
 
 // Restores module, optimizer and run state; false when there is no checkpoint.
-bool load_checkpoint(const TrainConfig& config, torch::jit::Module& module, torch::optim::AdamW& optimizer,
+bool load_checkpoint(const TrainConfig& config, TorchTextModel& model, torch::optim::AdamW& optimizer,
                      RunState& state, const nlohmann::json& fingerprint) {
   return detail::read_checkpoint(
       config.output_dir, fingerprint,
@@ -161,12 +173,54 @@ bool load_checkpoint(const TrainConfig& config, torch::jit::Module& module, torc
         state.stopped_early = j.value("stopped_early", false);
       },
       [&](const std::string& dir) {
-        auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
-        copy_state(saved, module, join_path(dir, "model.pt"));
+        if (config.trained_weights == TrainedWeights::kNetwork) {
+          auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
+          copy_state(saved, model.module(), join_path(dir, "model.pt"));
+        }
+        if (model.head().defined()) {
+          torch::Tensor saved;
+          torch::load(saved, join_path(dir, "head.pt"));
+          if (!saved.sizes().equals(model.head().sizes())) {
+            throw CorruptFile(join_path(dir, "head.pt") + " has another shape than the model's head");
+          }
+          torch::NoGradGuard no_grad;
+          model.head().copy_(saved);
+        }
         detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
         if (path_exists(join_path(dir, "best.pt"))) torch::load(state.best_parameters, join_path(dir, "best.pt"));
       });
 }
+
+// Pooled features of every distinct text in one role, computed once with the network frozen
+// (head-only training).
+class FrozenFeatures {
+ public:
+  FrozenFeatures(TorchTextModel& model, std::vector<std::string> texts, const std::string& prefix) {
+    std::sort(texts.begin(), texts.end());
+    texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+    // Similar lengths share a batch, so padding costs little.
+    std::stable_sort(texts.begin(), texts.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> parts;
+    constexpr std::size_t kBatch = 32;
+    for (std::size_t start = 0; start < texts.size(); start += kBatch) {
+      const std::vector<std::string> batch(texts.begin() + long(start),
+                                           texts.begin() + long(std::min(texts.size(), start + kBatch)));
+      parts.push_back(model.pooled_features(model.tokenize(batch, prefix)).to(torch::kFloat32));
+    }
+    features_ = torch::cat(parts);
+    for (std::size_t i = 0; i < texts.size(); ++i) row_[texts[i]] = int64_t(i);
+  }
+  torch::Tensor rows(const std::vector<std::string>& texts) const {
+    std::vector<int64_t> index;
+    for (const auto& t : texts) index.push_back(row_.at(t));
+    return features_.index_select(0, torch::tensor(index));
+  }
+
+ private:
+  torch::Tensor features_;
+  std::unordered_map<std::string, int64_t> row_;
+};
 
 std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> copy;
@@ -184,7 +238,8 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
       {"triples", triples.size()},
       {"loss", {{"kind", to_string(config.loss)}, {"sparsity", to_string(config.sparsity)},
                 {"temperature", config.temperature}, {"hard_negative_weight", config.hard_negative_weight}}},
-      {"hyperparameters", {{"epochs", config.epochs}, {"batch_size", config.batch_size},
+      {"hyperparameters", {{"trained_weights", to_string(config.trained_weights)},
+                           {"epochs", config.epochs}, {"batch_size", config.batch_size},
                            {"learning_rate", config.learning_rate}, {"weight_decay", config.weight_decay},
                            {"warmup_ratio", config.warmup_ratio}, {"max_grad_norm", config.max_grad_norm},
                            {"seed", config.seed}, {"negatives_per_triple", triples.front().negatives.size()},
@@ -228,20 +283,45 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
   const auto fingerprint = config_fingerprint(triples, config, total);
 
   torch::manual_seed(config.seed);
-  auto params = detail::trainable_parameters(module, manifest.name);
+  const bool head_only = config.trained_weights == TrainedWeights::kHead;
+  if (head_only && !model.head().defined()) {
+    model.set_head(torch::eye(int64_t(manifest.embedding_dim), int64_t(model.pooled_width())));
+  }
+  std::vector<torch::Tensor> params;
+  if (!head_only) params = detail::trainable_parameters(module, manifest.name);
+  if (model.head().defined()) {
+    torch::Tensor head = model.head();
+    head.requires_grad_(true);
+    params.push_back(head);
+  }
   torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(config.learning_rate)
                                             .weight_decay(config.weight_decay));
   RunState state;
   TrainReport report;
   report.output_dir = config.output_dir;
-  if (config.resume && load_checkpoint(config, module, optimizer, state, fingerprint)) {
+  if (config.resume && load_checkpoint(config, model, optimizer, state, fingerprint)) {
     report.resumed_from = state.step;
   }
+  std::optional<FrozenFeatures> anchor_features, document_features;
+  if (head_only) {
+    module.eval();
+    std::vector<std::string> anchors, documents;
+    for (const auto& t : triples) {
+      anchors.push_back(t.anchor);
+      documents.push_back(t.positive);
+      documents.insert(documents.end(), t.negatives.begin(), t.negatives.end());
+    }
+    anchor_features.emplace(model, std::move(anchors), query_prefix);
+    document_features.emplace(model, std::move(documents), manifest.document_prefix);
+  }
+  const auto set_training = [&](bool on) {
+    if (!head_only) module.train(on);
+  };
 
   auto evaluate = [&]() {
-    module.eval();
+    set_training(false);
     const double score = config.dev_evaluation(encoder);
-    module.train(true);
+    set_training(true);
     state.dev_scores.push_back(score);
     if (!state.best_dev_score || score > *state.best_dev_score) {
       state.best_dev_score = score;
@@ -252,7 +332,7 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     }
   };
 
-  module.train(true);
+  set_training(true);
   using Clock = std::chrono::steady_clock;
   double training_seconds = 0;
   std::size_t examples = 0;
@@ -271,8 +351,10 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     for (std::size_t i : batch) documents.push_back(triples[i].positive);
     for (std::size_t i : batch)
       for (const auto& n : triples[i].negatives) documents.push_back(n);
-    auto a = model.pooled(model.tokenize(anchors, query_prefix), true);
-    auto d = model.pooled(model.tokenize(documents, manifest.document_prefix), true);
+    auto a = head_only ? model.apply_head(anchor_features->rows(anchors))
+                       : model.pooled(model.tokenize(anchors, query_prefix), true);
+    auto d = head_only ? model.apply_head(document_features->rows(documents))
+                       : model.pooled(model.tokenize(documents, manifest.document_prefix), true);
     const auto n = int64_t(batch.size());
     auto positive = d.narrow(0, 0, n);
     auto negative = d.narrow(0, n, n * int64_t(k));
@@ -302,7 +384,7 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
       stop = config.patience > 0 && state.evaluations_without_improvement >= config.patience;
     }
     const bool checkpoint_due = config.checkpoint_every > 0 && state.step % config.checkpoint_every == 0;
-    if (checkpoint_due) save_checkpoint(config, module, optimizer, state, fingerprint);
+    if (checkpoint_due) save_checkpoint(config, model, optimizer, state, fingerprint);
 
     TrainProgress p;
     p.step = state.step;
@@ -314,14 +396,14 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     p.eta_seconds = training_seconds / double(state.step - first_step) * double(total - state.step);
     if (progress && !progress(p)) {
       if (config.checkpoint_every > 0 && !checkpoint_due) {
-        save_checkpoint(config, module, optimizer, state, fingerprint);
+        save_checkpoint(config, model, optimizer, state, fingerprint);
       }
       throw Cancelled("training cancelled after step " + std::to_string(state.step) + " of " +
                       std::to_string(total));
     }
     if (stop) {
       state.stopped_early = true;
-      if (config.checkpoint_every > 0) save_checkpoint(config, module, optimizer, state, fingerprint);
+      if (config.checkpoint_every > 0) save_checkpoint(config, model, optimizer, state, fingerprint);
     }
   }
 

@@ -341,7 +341,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
           epochs_without_improvement = state.at("epochs_without_improvement").get<std::size_t>();
           if (state.contains("best_dev_score")) report.best_dev_score = state["best_dev_score"].get<double>();
           report.stopped_early = state.value("stopped_early", false);
-          if (first_step > total || report.loss_curve.size() != first_step) {
+          if (first_step == 0 || first_step > total || report.loss_curve.size() != first_step) {
             throw CorruptFile("checkpoint state of " + config.output_dir + " is inconsistent (step " +
                               std::to_string(first_step) + ", " + std::to_string(report.loss_curve.size()) +
                               " losses, " + std::to_string(total) + " steps in all)");

@@ -1,6 +1,6 @@
 """counterpoint training from Python: triples and near-miss pairs, train_sparsecl /
 train_contrastive / train_verifier (frozen and end to end) on the committed tiny model (loss goes
-down, the output loads), resuming from checkpoints,
+down, the output loads), a head alone over the frozen network, resuming from checkpoints,
 MapVerifier scoring and Index.search(scorer="verifier"), cancellation and bad arguments."""
 import pathlib
 import sys
@@ -76,6 +76,19 @@ def test_encoder_training_lowers_the_loss_and_writes_a_loadable_model(train, tmp
     encoder = cp.Encoder.load(str(out), threads=1)
     assert encoder.name == "tiny-trained"
     assert encoder.encode(["the cat is eating food"]).shape == (1, encoder.dim)
+
+
+def test_head_only_training_leaves_the_network_and_learns_a_head_on_its_pooled_output(tmp_path):
+    out = tmp_path / "head"
+    report = cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), str(out), epochs=10, batch_size=8,
+                               learning_rate=0.05, temperature=0.1, threads=1, head_only=True)
+    assert mean(report["loss_curve"][-4:]) < mean(report["loss_curve"][:4])
+    assert (out / "head.pt").exists()
+    base, trained = cp.Encoder.load(str(TINY_MODEL), threads=1), cp.Encoder.load(str(out), threads=1)
+    texts = ["the cat is eating food", "the dog is not playing guitar"]
+    assert np.array_equal(base.encode_tokens(texts)[0], trained.encode_tokens(texts)[0])
+    assert not np.allclose(base.encode(texts), trained.encode(texts), atol=1e-3)
+    assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
 
 
 def test_training_reports_progress_and_stops_when_the_callback_says_so(tmp_path):

@@ -69,6 +69,19 @@ def test_train_verifier_then_score_near_misses(tmp_path):
         assert 0.0 <= float(auc) <= 1.0
 
 
+def test_train_sparsecl_head_only_writes_a_model_with_a_head(tmp_path):
+    triples = tmp_path / "triples.tsv"
+    triples.write_text("".join(f"the {s} is {a}\tthe {s} is not {a}\tsome {s} is {a}\t{s}{a}\n"
+                               for s in ["man", "woman", "boy", "girl"] for a in ["playing guitar", "eating food"]))
+    out = tmp_path / "model"
+    trained = run("train", "sparsecl", "--data", "tsv", "--triples", triples, "--base", TINY_MODEL, "--epochs", 2,
+                  "--batch-size", 4, "--lr", "0.01", "--threads", 1, "--head-only", "--out", out)
+    assert "trained 4 steps" in trained.stdout and "head only" in trained.stderr
+    assert (out / "head.pt").exists()
+    verified = run("models", "verify", out)
+    assert "3 files verified" in verified.stdout  # network, vocabulary and head
+
+
 def test_a_training_rerun_resumes_from_the_checkpoint_it_left(tmp_path):
     pairs = tmp_path / "pairs.tsv"
     write_pairs(pairs)

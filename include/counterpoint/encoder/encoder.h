@@ -61,8 +61,9 @@ class Encoder {
   const std::string& directory() const { return directory_; }
   std::size_t dim() const { return manifest_.embedding_dim; }
   std::size_t token_dim() const { return manifest_.token_dim; }
-  // "<manifest name>@<first 12 hex digits of the model file's SHA-256>": names the exact
-  // network whose embeddings an index holds, so rows from another model are caught.
+  // "<manifest name>@<first 12 hex digits of the model file's SHA-256>", plus "+<12 of the
+  // head's>" for a model with a head: names the exact network whose embeddings an index holds,
+  // so rows from another model are caught.
   std::string identity() const;
   // The network and tokenizer, for training and for callers that need tensors.
   TorchTextModel& model() const { return *model_; }

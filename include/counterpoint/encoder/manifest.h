@@ -34,6 +34,10 @@ struct ModelManifest {
   bool normalized = true;              // pooled outputs are L2-normalised
   std::string license;
   std::string model_file = "model.pt";
+  // Optional linear head on the pooled embedding, applied before normalisation: a float32 tensor
+  // [embedding_dim, pooled width] written by torch::save (SparseCL with a frozen network trains
+  // only this). "" = none.
+  std::string head_file;
   nlohmann::json source;               // package, version, upstream
   nlohmann::json training;             // present for fine-tuned models: base, data, loss, hyperparameters, scores
   std::map<std::string, std::string> files;  // file name -> sha256 hex

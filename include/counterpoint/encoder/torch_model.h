@@ -3,7 +3,8 @@
 // The TorchScript contract every model directory satisfies:
 //   forward(input_ids: int64 [B, T], attention_mask: int64 [B, T]) -> (token_states float [B, T, H],
 //                                                                      pooled float [B, D])
-// Rows are right-padded with the tokenizer's pad id and mask 0.
+// Rows are right-padded with the tokenizer's pad id and mask 0. A manifest head_file adds a
+// linear head on the pooled embedding (before normalisation), kept here beside the network.
 #pragma once
 
 #include <torch/script.h>
@@ -34,6 +35,16 @@ class TorchTextModel {
   // Runs the network; pooled output follows the manifest's pooling, L2-normalised when
   // `normalize`. Differentiable when called outside inference mode with training enabled.
   torch::Tensor pooled(const TokenBatch& batch, bool normalize = true);
+  // The two halves of pooled(): the pooled vector before the head, and the head (when there is
+  // one) and normalisation applied to such vectors. Training a head alone computes the first once.
+  torch::Tensor pooled_features(const TokenBatch& batch);
+  torch::Tensor apply_head(const torch::Tensor& features, bool normalize = true) const;
+  // The head [embedding_dim, pooled width], undefined when the model has none.
+  const torch::Tensor& head() const { return head_; }
+  // Installs a head, e.g. the identity a head-only training starts from; InvalidArgument unless
+  // it is a float32 [embedding_dim, pooled width] matrix.
+  void set_head(torch::Tensor head);
+  std::size_t pooled_width() const { return pooled_width_; }
   // Token states of the last layer, padded positions zero, [B, T, H].
   torch::Tensor token_states(const TokenBatch& batch);
 
@@ -49,6 +60,8 @@ class TorchTextModel {
   ModelManifest manifest_;
   std::unique_ptr<Tokenizer> tokenizer_;
   torch::jit::Module module_;
+  torch::Tensor head_;
+  std::size_t pooled_width_ = 0;  // width of pooled_features()
   mutable std::mutex mutex_;
 };
 

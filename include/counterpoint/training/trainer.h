@@ -1,7 +1,8 @@
 // counterpoint/training/trainer.h: fine-tuning an encoder on triples, and writing the result as a
 // complete model directory that Encoder::load accepts. Owns the optimisation loop (AdamW, linear
-// warm-up and decay, gradient clipping), the deterministic batch order (no group twice in a
-// batch), resumable checkpoints and dev-set early stopping.
+// warm-up and decay, gradient clipping) over the whole network or a head on its pooled output,
+// the deterministic batch order (no group twice in a batch), resumable checkpoints and dev-set
+// early stopping.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +25,19 @@ enum class LossKind { kSparseCL, kContrastive };
 LossKind parse_loss_kind(const std::string& name);  // "sparsecl", "contrastive"
 std::string to_string(LossKind kind);
 
+// What learns. kNetwork: every parameter of the network (and its head, when the base model has
+// one). kHead: only a linear head on the pooled embedding, the network frozen; each distinct
+// text is encoded once, so a step costs almost nothing and many epochs are cheap on a CPU. A
+// base model without a head starts from the identity (exactly the base model's embeddings);
+// one with a head goes on training it.
+enum class TrainedWeights { kNetwork, kHead };
+TrainedWeights parse_trained_weights(const std::string& name);  // "network", "head"
+std::string to_string(TrainedWeights weights);
+
 struct TrainConfig {
   LossKind loss = LossKind::kSparseCL;
   SparsityKind sparsity = SparsityKind::kHoyer;
+  TrainedWeights trained_weights = TrainedWeights::kNetwork;
   double temperature = 0.02;
   double hard_negative_weight = 0.0;
   std::size_t epochs = 1;

@@ -1,7 +1,8 @@
 // The BERT model directory produced by models/bert/convert_hf.py, loaded by the C++ encoder.
 // tests/fixtures/bert_tiny holds a converted random 2-layer BERT (hidden 32, 101-piece vocabulary)
 // and expected.json: hand-derived token ids and the cls-pooled, L2-normalised embeddings that an
-// independent numpy implementation computes for four sentences.
+// independent numpy implementation computes for four sentences. Also the optional linear head on
+// the pooled embedding, and model directories whose head is wrong.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <torch/torch.h>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -157,6 +159,59 @@ TEST(BertEncoder, EmbeddingDimDisagreeingWithTheModelIsCorruptFile) {
   const std::string dir = fixture_copy();
   rewrite_manifest(dir, [](ModelManifest& m) { m.embedding_dim = 16; });
   expect_load_error<CorruptFile>(dir, "returns pooled width 32 but its manifest says embedding_dim 16");
+}
+
+// Writes `head` as head.pt of `dir` and names it in the manifest (checksum included).
+void install_head(const std::string& dir, const torch::Tensor& head) {
+  torch::save(head, join_path(dir, "head.pt"));
+  rewrite_manifest(dir, [](ModelManifest& m) {
+    m.head_file = "head.pt";
+    m.files["head.pt"] = "";
+  });
+}
+
+TEST(BertEncoder, ALinearHeadMapsThePooledEmbeddingBeforeNormalisation) {
+  const std::string dir = fixture_copy();
+  torch::manual_seed(7);
+  const torch::Tensor head = torch::randn({32, 32});
+  install_head(dir, head);
+  auto encoder = Encoder::load(dir, EncoderConfig{1});
+  const auto sentences = expected_sentences();
+  const Matrix got = encoder->encode(texts_of(sentences));
+  for (std::size_t i = 0; i < sentences.size(); ++i) {
+    // Normalisation makes the scale of the pooled vector irrelevant, so the normalised reference
+    // embedding stands in for the raw one.
+    const auto reference = torch::tensor(sentences[i].embedding);
+    const auto expected = torch::nn::functional::normalize(
+        head.matmul(reference).unsqueeze(0), torch::nn::functional::NormalizeFuncOptions().dim(1));
+    for (std::size_t j = 0; j < got.cols(); ++j) {
+      EXPECT_NEAR(got.row(i)[j], expected[0][int64_t(j)].item<float>(), 1e-5) << sentences[i].text << " dim " << j;
+    }
+  }
+  // The index identity names the head as well as the network.
+  EXPECT_NE(encoder->identity().find("@" + sha256_file(join_path(dir, "model.pt")).substr(0, 12) + "+" +
+                                     sha256_file(join_path(dir, "head.pt")).substr(0, 12)),
+            std::string::npos)
+      << encoder->identity();
+}
+
+TEST(BertEncoder, AHeadOfTheWrongShapeOrNotATensorIsCorruptFile) {
+  const std::string dir = fixture_copy();
+  install_head(dir, torch::zeros({16, 32}));
+  expect_load_error<CorruptFile>(dir, "must be a float32 32 x 32 matrix (embedding_dim x pooled width), not 16 x 32");
+  install_head(dir, torch::zeros({32, 32}, torch::kFloat64));
+  expect_load_error<CorruptFile>(dir, "must be a float32 32 x 32 matrix");
+  write_file_atomic(join_path(dir, "head.pt"), "not a tensor archive");
+  rewrite_manifest(dir, [](ModelManifest&) {});
+  expect_load_error<CorruptFile>(dir, "cannot load the head " + join_path(dir, "head.pt"));
+}
+
+TEST(BertEncoder, AHeadWithoutAChecksumIsRefusedBeforeItIsRead) {
+  const std::string dir = fixture_copy();
+  auto manifest = nlohmann::json::parse(read_file(join_path(dir, "manifest.json")));
+  manifest["head_file"] = "head.pt";
+  write_file_atomic(join_path(dir, "manifest.json"), manifest.dump(2));
+  expect_load_error<CorruptFile>(dir, "'head.pt' has no checksum in 'files'");
 }
 
 TEST(BertEncoder, MissingDirectoryIsFileNotFound) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -159,6 +163,76 @@ TEST(Train, AnInterruptedRunResumedFromItsCheckpointEqualsAnUninterruptedOne) {
   EXPECT_EQ(ea.values(), eb.values());
 }
 
+TEST(Train, HeadOnlyTrainsALinearHeadOverTheFrozenNetwork) {
+  auto config = tiny_config(fresh_dir("head-only"));
+  config.trained_weights = TrainedWeights::kHead;
+  const auto report = train(kTinyModel, synthetic_triples(), config);
+  EXPECT_LT(mean(report.loss_curve, 15, 20), mean(report.loss_curve, 0, 5) - 0.05);
+
+  auto base = Encoder::load(kTinyModel);
+  auto trained = Encoder::load(config.output_dir);
+  EXPECT_EQ(trained->manifest().head_file, "head.pt");
+  EXPECT_EQ(trained->manifest().training["hyperparameters"]["trained_weights"], "head");
+  // The network is the base network: same token states.
+  const std::vector<std::string> texts = {"the man is playing guitar", "a cat is not eating food"};
+  EXPECT_EQ(trained->encode_tokens(texts)[1].values(), base->encode_tokens(texts)[1].values());
+  // The embeddings are the base model's pooled vectors through the written head, renormalised.
+  torch::Tensor head;
+  torch::load(head, config.output_dir + "/head.pt");
+  const Matrix before = base->encode(texts);
+  const Matrix after = trained->encode(texts);
+  const auto rows = torch::from_blob(const_cast<float*>(before.row(0)), {2, int64_t(before.cols())});
+  const auto expected = torch::nn::functional::normalize(rows.matmul(head.t()),
+                                                         torch::nn::functional::NormalizeFuncOptions().dim(1));
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < after.cols(); ++j) EXPECT_NEAR(after.row(i)[j], expected[long(i)][long(j)].item<float>(), 1e-5);
+  EXPECT_FALSE(torch::allclose(head, torch::eye(16)));
+}
+
+TEST(Train, AHeadStartsAsTheIdentityAndAHeadedModelGoesOnTrainingItsHead) {
+  const std::vector<std::string> texts = {"the man is playing guitar", "a cat is not eating food"};
+  const auto max_difference = [&](const std::string& a, const std::string& b) {
+    const Matrix x = Encoder::load(a)->encode(texts), y = Encoder::load(b)->encode(texts);
+    float worst = 0;
+    for (std::size_t i = 0; i < x.values().size(); ++i) worst = std::max(worst, std::abs(x.values()[i] - y.values()[i]));
+    return worst;
+  };
+  auto first = tiny_config(fresh_dir("head-first"));
+  first.trained_weights = TrainedWeights::kHead;
+  train(kTinyModel, synthetic_triples(), first);
+  ASSERT_GT(max_difference(kTinyModel, first.output_dir), 1e-2);
+
+  // One step at a vanishing learning rate barely moves the head it starts from.
+  auto barely = tiny_config(fresh_dir("head-barely"));
+  barely.trained_weights = TrainedWeights::kHead;
+  barely.learning_rate = 1e-9;
+  barely.max_steps = 1;
+  train(kTinyModel, synthetic_triples(), barely);
+  EXPECT_LT(max_difference(kTinyModel, barely.output_dir), 1e-5);  // from the identity
+  barely.output_dir = fresh_dir("head-continued");
+  train(first.output_dir, synthetic_triples(), barely);
+  EXPECT_LT(max_difference(first.output_dir, barely.output_dir), 1e-5);  // from the trained head
+}
+
+TEST(Train, AnInterruptedHeadOnlyRunResumesToTheSameHead) {
+  auto whole = tiny_config(fresh_dir("head-uninterrupted"));
+  whole.trained_weights = TrainedWeights::kHead;
+  const auto uninterrupted = train(kTinyModel, synthetic_triples(), whole);
+  auto config = whole;
+  config.output_dir = fresh_dir("head-interrupted");
+  config.checkpoint_every = 4;
+  EXPECT_THROW(train(kTinyModel, synthetic_triples(), config, [](const TrainProgress& p) { return p.step < 9; }),
+               Cancelled);
+  const auto resumed = train(kTinyModel, synthetic_triples(), config);
+  EXPECT_EQ(resumed.resumed_from, 9u);
+  EXPECT_EQ(resumed.loss_curve, uninterrupted.loss_curve);
+  EXPECT_EQ(read_file(config.output_dir + "/head.pt").size(), read_file(whole.output_dir + "/head.pt").size());
+  torch::Tensor a, b;
+  torch::load(a, whole.output_dir + "/head.pt");
+  torch::load(b, config.output_dir + "/head.pt");
+  EXPECT_TRUE(torch::equal(a, b));
+}
+
 TEST(Train, EarlyStoppingKeepsTheBestDevScore) {
   auto config = tiny_config(fresh_dir("early"));
   config.eval_every = 2;
@@ -214,6 +288,7 @@ TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
   cold.temperature = 0;
   EXPECT_THROW(train(kTinyModel, triples, cold), InvalidArgument);
   EXPECT_THROW(parse_loss_kind("triplet"), InvalidArgument);
+  EXPECT_THROW(parse_trained_weights("adapter"), InvalidArgument);
 }
 
 }  // namespace

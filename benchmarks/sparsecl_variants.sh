@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SparseCL training settings compared on one set: for each variant, Es is trained on the train
+# split from use-lite-en with the shared settings of Table 1 (batch 32, lr 1e-4, temperature 0.02,
+# seed 42, 3 epochs) plus the variant's own flags, and scored as zero-shot cos(E) + alpha *
+# Hoyer(Es(q) - Es(p)) on dev with alpha tuned there (interval search).
+#
+#   benchmarks/sparsecl_variants.sh [--set arguana|sick] [--data DIR] [--qrels FILE] [--jobs N]
+#       [--variants "NAME=FLAGS;NAME=FLAGS;..."]
+#
+# Default variants: 3 hard negatives per anchor, batch 64, temperature 0.05, 5 epochs, and a head
+# alone (a linear map on the pooled embedding, network frozen, lr 1e-3, 5 epochs). With --jobs N the
+# variants run N at a time, each with THREADS / N threads (at least 1); on 2 cores two
+# single-threaded trainings use the machine better than one with two threads.
+# Writes benchmarks/results/sparsecl_variants_<set>.{json,md}; models cached in benchmarks/results/tmp/.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SET=arguana DATA="$ROOT/../shared/data" QRELS="" JOBS=1
+VARIANTS="negatives 3=--negatives 3;batch 64=--batch-size 64;temperature 0.05=--temperature 0.05;epochs 5=--epochs 5"
+VARIANTS+=";head only, lr 1e-3, 5 epochs=--head-only --lr 1e-3 --epochs 5"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --set) SET="$2"; shift 2 ;;
+    --data) DATA="$2"; shift 2 ;;
+    --qrels) QRELS="$2"; shift 2 ;;
+    --jobs) JOBS="$2"; shift 2 ;;
+    --variants) VARIANTS="$2"; shift 2 ;;
+    *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+resolve_set_paths
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "--jobs must be a positive integer" >&2; exit 2; }
+JOB_THREADS=$(( THREADS / JOBS )); (( JOB_THREADS >= 1 )) || JOB_THREADS=1
+
+TABLE="sparsecl_variants_$SET"
+start_table "$TABLE"
+run=("$CLI" run --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$JOB_THREADS" --metrics ndcg@10,recall@100)
+
+one_variant() {
+  local name="$1" flags="$2" slug
+  slug="$(echo "$name" | tr -c 'A-Za-z0-9.\n-' '-')"
+  local es="$CACHE/models/$SET-sparsecl-hoyer-$slug"
+  # A shared setting the variant names itself is left out (the CLI takes each option once).
+  local settings=() flag
+  # shellcheck disable=SC2206  # the variant's flags are split on purpose
+  local own=($flags)
+  for flag in --batch-size=32 --lr=1e-4 --temperature=0.02 --seed=42 --epochs=3; do
+    [[ " ${own[*]} " == *" ${flag%%=*} "* ]] || settings+=("${flag%%=*}" "${flag#*=}")
+  done
+  train_once "train Es: SparseCL (Hoyer), $name" "$SET" "$es" \
+    /usr/bin/time -v "$CLI" train sparsecl --base use-lite-en "${settings[@]}" --threads "$JOB_THREADS" \
+    "${TRAIN_DATA[@]}" --sparsity hoyer "${own[@]}" --name "$SET-sparsecl-hoyer-$slug" --out "$es"
+  record_run "cosine + SparseCL (Hoyer, $name), alpha tuned on dev" "$SET" eval -- "${run[@]}" \
+    --sparse-model "$es" --scorer hoyer --tune-alpha interval --index-cache "$CACHE/indexes/$SET-use-lite+sparsecl-hoyer-$slug"
+}
+
+record_run "cosine (zero-shot use-lite-en)" "$SET" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$SET-use-lite"
+IFS=';' read -r -a entries <<< "$VARIANTS"
+for entry in "${entries[@]}"; do
+  [[ "$entry" == *=* ]] || { echo "variant '$entry' is not NAME=FLAGS" >&2; exit 2; }
+done
+# Runs the variants in rounds of JOBS; record_run appends whole lines, so concurrent rows do not mix.
+failed=0
+for ((first = 0; first < ${#entries[@]}; first += JOBS)); do
+  pids=()
+  for entry in "${entries[@]:first:JOBS}"; do
+    one_variant "${entry%%=*}" "${entry#*=}" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+done
+(( failed == 0 )) || { echo "a variant failed (see $CACHE/logs)" >&2; exit 1; }
+
+"$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name "$TABLE" \
+  --title "SparseCL training variants, $SET dev nDCG@10 of zero-shot cos + alpha * Hoyer(Es)" \
+  --columns label,ndcg@10,recall@100,alpha,steps,final_loss,seconds,cpu_seconds \
+  --note "Each Es: use-lite-en fine-tuned on $SET train with batch 32, lr 1e-4, temperature 0.02, seed 42, 3 epochs, except where the label says otherwise; $JOBS variant(s) at a time with $JOB_THREADS thread(s) each."
