@@ -69,7 +69,10 @@ train_once() {
     [[ -f "$out.row.json" ]] && cat "$out.row.json" >> "$ROWS"
     return 0
   fi
-  local before; before=$(wc -l < "$ROWS")
   record_run "$label" "$set" train -- "$@"
-  tail -n +"$((before + 1))" "$ROWS" > "$out.row.json"
+  # Only this training's row: other jobs of the same table may have added rows meanwhile.
+  "$PY" -c 'import json, sys
+rows = [l for l in open(sys.argv[1]) if l.strip()]
+mine = [l for l in rows if (json.loads(l)["label"], json.loads(l)["set"]) == (sys.argv[2], sys.argv[3])]
+sys.stdout.write(mine[-1])' "$ROWS" "$label" "$set" > "$out.row.json"
 }

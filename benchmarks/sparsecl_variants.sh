@@ -7,16 +7,20 @@
 #   benchmarks/sparsecl_variants.sh [--set arguana|sick] [--data DIR] [--qrels FILE] [--jobs N]
 #       [--variants "NAME=FLAGS;NAME=FLAGS;..."]
 #
-# Default variants: 3 hard negatives per anchor, batch 64, temperature 0.05, 5 epochs, and a head
-# alone (a linear map on the pooled embedding, network frozen, lr 1e-3, 5 epochs). With --jobs N the
+# Default variants: lr 3e-5, 3 hard negatives per anchor, batch 64, temperature 0.05, 5 epochs, and a head
+# alone (a linear map on the pooled embedding, network frozen, lr 1e-3, 5 epochs; seeds 42, 43
+# and 44: the seed fixes the data order). With --jobs N the
 # variants run N at a time, each with THREADS / N threads (at least 1); on 2 cores two
 # single-threaded trainings use the machine better than one with two threads.
 # Writes benchmarks/results/sparsecl_variants_<set>.{json,md}; models cached in benchmarks/results/tmp/.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SET=arguana DATA="$ROOT/../shared/data" QRELS="" JOBS=1
-VARIANTS="negatives 3=--negatives 3;batch 64=--batch-size 64;temperature 0.05=--temperature 0.05;epochs 5=--epochs 5"
+VARIANTS="lr 3e-5=--lr 3e-5;negatives 3=--negatives 3;batch 64=--batch-size 64;temperature 0.05=--temperature 0.05"
+VARIANTS+=";epochs 5=--epochs 5"
 VARIANTS+=";head only, lr 1e-3, 5 epochs=--head-only --lr 1e-3 --epochs 5"
+VARIANTS+=";head only, lr 1e-3, 5 epochs, seed 43=--head-only --lr 1e-3 --epochs 5 --seed 43"
+VARIANTS+=";head only, lr 1e-3, 5 epochs, seed 44=--head-only --lr 1e-3 --epochs 5 --seed 44"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --set) SET="$2"; shift 2 ;;
@@ -73,4 +77,4 @@ done
 "$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name "$TABLE" \
   --title "SparseCL training variants, $SET dev nDCG@10 of zero-shot cos + alpha * Hoyer(Es)" \
   --columns label,ndcg@10,recall@100,alpha,steps,final_loss,seconds,cpu_seconds \
-  --note "Each Es: use-lite-en fine-tuned on $SET train with batch 32, lr 1e-4, temperature 0.02, seed 42, 3 epochs, except where the label says otherwise; $JOBS variant(s) at a time with $JOB_THREADS thread(s) each."
+  --note "Each Es: use-lite-en fine-tuned on $SET train with batch 32, lr 1e-4, temperature 0.02, seed 42, 3 epochs, except where the label says otherwise. A training row reused from the cache gives the command (and thread count) it ran with; the evaluations of this run used $JOB_THREADS thread(s)."

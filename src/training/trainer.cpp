@@ -130,8 +130,11 @@ nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const Trai
                                   std::size_t total_steps) {
   return {{"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
           {"trained_weights", to_string(c.trained_weights)},
-          {"temperature", c.temperature}, {"batch_size", c.batch_size}, {"epochs", c.epochs},
-          {"learning_rate", c.learning_rate}, {"seed", c.seed}, {"total_steps", total_steps}};
+          {"temperature", c.temperature}, {"hard_negative_weight", c.hard_negative_weight},
+          {"batch_size", c.batch_size}, {"epochs", c.epochs}, {"learning_rate", c.learning_rate},
+          {"weight_decay", c.weight_decay}, {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm},
+          {"query_prefix", c.query_prefix.value_or("<base model's>")}, {"seed", c.seed},
+          {"total_steps", total_steps}};
 }
 
 struct RunState {

@@ -162,7 +162,8 @@ nlohmann::json config_fingerprint(const Encoder& encoder, const std::vector<Trip
           {"width", c.shape.width}, {"patch", c.shape.patch}, {"feed_forward", c.shape.feed_forward},
           {"dropout", c.shape.dropout}, {"temperature", c.temperature}, {"epochs", c.epochs},
           {"batch_size", c.batch_size}, {"learning_rate", c.learning_rate},
-          {"encoder_learning_rate", c.encoder_learning_rate}, {"seed", c.seed},
+          {"encoder_learning_rate", c.encoder_learning_rate}, {"weight_decay", c.weight_decay},
+          {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm}, {"seed", c.seed},
           {"dev_pairs", c.dev_pairs.size()}, {"encoder", encoder.manifest().name},
           {"encoder_sha256", model_sha != files.end() ? model_sha->second : ""}, {"total_steps", total_steps}};
 }
