@@ -103,7 +103,8 @@ std::vector<std::vector<std::size_t>> make_batches(const std::vector<Triple>& tr
                                                    std::size_t batch_size, std::uint64_t seed,
                                                    std::size_t epoch);
 
-// Fine-tunes `encoder`'s network in place and writes the model directory to config.output_dir.
+// Fine-tunes `encoder`'s network, or installs and trains its head, in place, and writes the model
+// directory to config.output_dir.
 TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
                   const TrainProgressCallback& progress = {});
 // Loads the model directory `base_model_dir`, then trains as above.
