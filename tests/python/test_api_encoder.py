@@ -3,6 +3,7 @@ runs, progress/cancellation (callable, Ctrl-C) and the errors bad input raises."
 import json
 import pathlib
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -146,6 +147,17 @@ def test_an_exception_raised_by_the_progress_callable_propagates(encoder):
         encoder.encode(LONG_TEXTS[:64], batch_size=16, progress=fail)
 
 
+@pytest.fixture
+def python_handles_ctrl_c():
+    # A process started in the background by a shell without job control inherits SIGINT as
+    # ignored, and then interrupt_main() does nothing; these tests are about what Ctrl-C does when
+    # Python handles it, as in a terminal or a notebook.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_handles_ctrl_c")
 def test_ctrl_c_stops_a_long_encode(encoder):
     seen = []
     timer = threading.Timer(0.2, _thread.interrupt_main)
@@ -158,6 +170,7 @@ def test_ctrl_c_stops_a_long_encode(encoder):
     assert 0 < seen[-1] < len(LONG_TEXTS) * 20
 
 
+@pytest.mark.usefixtures("python_handles_ctrl_c")
 def test_ctrl_c_stops_an_encode_without_progress(encoder):
     timer = threading.Timer(0.2, _thread.interrupt_main)
     timer.start()
