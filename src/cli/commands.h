@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -34,5 +35,14 @@ data::RankedRun ranked_run(const std::vector<std::string>& query_ids,
                            const std::vector<std::vector<retrieval::Hit>>& hits);
 // A progress line on stderr, redrawn in place.
 ProgressCallback stderr_progress(const std::string& label);
+
+// --checkpoint-every N and --fresh, which every `train` command takes.
+struct CheckpointArgs {
+  std::size_t every = 0;  // 0 = no checkpoints
+  bool fresh = false;     // ignore a checkpoint in --out
+};
+void add_checkpoint_options(CLI::App& cmd, CheckpointArgs& args);
+// Prints "resumed from the checkpoint at step N" when a training continued a checkpoint.
+void print_resumed(std::size_t resumed_from);
 
 }  // namespace counterpoint::cli

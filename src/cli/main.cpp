@@ -33,6 +33,16 @@ ProgressCallback stderr_progress(const std::string& label) {
   };
 }
 
+void add_checkpoint_options(CLI::App& cmd, CheckpointArgs& args) {
+  cmd.add_option("--checkpoint-every", args.every,
+                 "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
+  cmd.add_flag("--fresh", args.fresh, "Ignore a checkpoint in --out and start afresh");
+}
+
+void print_resumed(std::size_t resumed_from) {
+  if (resumed_from > 0) std::cout << "resumed from the checkpoint at step " << resumed_from << "\n";
+}
+
 }  // namespace counterpoint::cli
 
 int main(int argc, char** argv) {

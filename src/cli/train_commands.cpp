@@ -22,11 +22,12 @@ struct TrainArgs {
   std::string loss, base = "use-lite-en", dense_model = "use-lite-en", data = "tsv", dataset, qrels, pairs, out,
               name, prefix, sparsity = "hoyer", curriculum = "mixed";
   std::vector<std::string> triples, dev_triples;
-  std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000, negatives = 1, checkpoint_every = 0;
+  std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000, negatives = 1;
   double lr = 2e-5, temperature = 0.02, weight_decay = 0.01, warmup = 0.1, hard_weight = 0.0;
   std::uint64_t seed = 42;
   int threads = 0;
-  bool has_prefix = false, fresh = false, head_only = false;
+  bool has_prefix = false, head_only = false;
+  CheckpointArgs checkpoint;
 };
 
 std::vector<training::Triple> load_triple_files(const std::vector<std::string>& paths) {
@@ -137,9 +138,7 @@ void add_train_commands(CLI::App& app) {
         ->each([a](const std::string&) { a->has_prefix = true; });
     cmd->add_option("--seed", a->seed, "Seed of data order and initialisation");
     cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
-    cmd->add_option("--checkpoint-every", a->checkpoint_every,
-                    "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
-    cmd->add_flag("--fresh", a->fresh, "Ignore a checkpoint in --out and start afresh");
+    add_checkpoint_options(*cmd, a->checkpoint);
     cmd->add_flag("--head-only", a->head_only,
                   "Train only a linear head on the pooled embedding; the network stays frozen and each text is "
                   "encoded once");
@@ -164,8 +163,8 @@ void add_train_commands(CLI::App& app) {
       config.seed = a->seed;
       config.threads = a->threads;
       config.output_dir = a->out;
-      config.checkpoint_every = a->checkpoint_every;
-      config.resume = !a->fresh;
+      config.checkpoint_every = a->checkpoint.every;
+      config.resume = !a->checkpoint.fresh;
       config.model_name = a->name;
       config.data_description = a->data;
       for (const auto& file : a->triples) config.data_description += ":" + file;
@@ -177,7 +176,7 @@ void add_train_commands(CLI::App& app) {
                                             return true;
                                           });
       std::cerr << "\n";
-      if (report.resumed_from > 0) std::cout << "resumed from the checkpoint at step " << report.resumed_from << "\n";
+      print_resumed(report.resumed_from);
       std::cout << "trained " << report.steps << " steps, final loss " << report.final_loss << ", "
                 << std::fixed << std::setprecision(1) << report.examples_per_second << " triples/s -> "
                 << report.output_dir << "\n";

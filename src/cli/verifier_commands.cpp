@@ -43,8 +43,8 @@ void add_train_verifier_command(CLI::App& train) {
     std::string model = "use-lite-en", pairs, dev_pairs, out, architecture = "cnn";
     double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1,
            encoder_lr = 0.0;
-    std::size_t epochs = 3, batch = 32, patience = 0, checkpoint_every = 0;
-    bool fresh = false;
+    std::size_t epochs = 3, batch = 32, patience = 0;
+    CheckpointArgs checkpoint;
     int map_size = scoring::VerifierShape{}.map_size, width = scoring::VerifierShape{}.width, patch = 8,
         feed_forward = 32, threads = 0;
     std::uint64_t seed = 42;
@@ -74,9 +74,7 @@ void add_train_verifier_command(CLI::App& train) {
   cmd->add_option("--patience", a->patience, "Stop after this many epochs without a better dev AUC (0 = never)");
   cmd->add_option("--seed", a->seed, "Seed of initialisation and data order");
   cmd->add_option("--threads", a->threads, "Threads (0 = all cores)");
-  cmd->add_option("--checkpoint-every", a->checkpoint_every,
-                  "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
-  cmd->add_flag("--fresh", a->fresh, "Ignore a checkpoint in --out and start afresh");
+  add_checkpoint_options(*cmd, a->checkpoint);
   cmd->callback([a] {
     training::VerifierTrainConfig config;
     config.shape.architecture = scoring::parse_verifier_architecture(a->architecture);
@@ -97,8 +95,8 @@ void add_train_verifier_command(CLI::App& train) {
     config.patience = a->patience;
     config.output_dir = a->out;
     config.encoder_learning_rate = a->encoder_lr;
-    config.checkpoint_every = a->checkpoint_every;
-    config.resume = !a->fresh;
+    config.checkpoint_every = a->checkpoint.every;
+    config.resume = !a->checkpoint.fresh;
     config.data_description = "sick-near-miss:" + a->pairs;
     if (!a->dev_pairs.empty()) config.dev_pairs = training::sick_near_miss_pairs(a->dev_pairs, a->min_overlap);
     const auto triples = training::sick_near_miss_triples(a->pairs, a->min_overlap);
@@ -109,7 +107,7 @@ void add_train_verifier_command(CLI::App& train) {
       return true;
     });
     std::cerr << "\n";
-    if (report.resumed_from > 0) std::cout << "resumed from the checkpoint at step " << report.resumed_from << "\n";
+    print_resumed(report.resumed_from);
     std::cout << "trained " << report.steps << " steps, final loss " << std::fixed << std::setprecision(4)
               << report.final_loss << ", " << std::setprecision(1) << report.examples_per_second << " triples/s";
     if (report.best_dev_score) std::cout << ", best dev near-miss AUC " << std::setprecision(4) << *report.best_dev_score;

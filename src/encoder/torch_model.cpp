@@ -54,7 +54,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   TokenBatch probe = tokenize({"probe"}, "");
   auto [states, pooled] = forward(probe);
   if (head.defined()) {
-    const torch::Tensor features = pooled_features(probe);
+    const torch::Tensor features = pool(states, pooled, probe.attention_mask);
     if (features.dim() != 2) {
       throw CorruptFile("model " + join_path(model_dir, model_file) + " returns a pooled output of " +
                         std::to_string(features.dim()) + " dimensions, not [batch, width]");
@@ -75,7 +75,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
                       (states.dim() == 3 ? std::to_string(states.size(2)) : std::string("?")) +
                       " but its manifest says token_dim " + std::to_string(manifest.token_dim));
   }
-  if (pooled_width_ == 0) pooled_width_ = std::size_t(pooled_features(probe).size(1));
+  if (pooled_width_ == 0) pooled_width_ = std::size_t(pool(states, pooled, probe.attention_mask).size(1));
 }
 
 void TorchTextModel::set_head(torch::Tensor head) {
@@ -150,6 +150,11 @@ torch::Tensor TorchTextModel::apply_head(const torch::Tensor& features, bool nor
 
 torch::Tensor TorchTextModel::pooled_features(const TokenBatch& batch) {
   auto [states, pooled] = forward(batch);
+  return pool(states, pooled, batch.attention_mask);
+}
+
+torch::Tensor TorchTextModel::pool(const torch::Tensor& states, const torch::Tensor& pooled,
+                                   const torch::Tensor& attention_mask) const {
   torch::Tensor result;
   switch (manifest_.pooling) {
     case Pooling::kModel:
@@ -159,7 +164,7 @@ torch::Tensor TorchTextModel::pooled_features(const TokenBatch& batch) {
       result = states.select(1, 0);
       break;
     case Pooling::kMean: {
-      auto mask = batch.attention_mask.unsqueeze(-1).to(states.dtype());
+      auto mask = attention_mask.unsqueeze(-1).to(states.dtype());
       result = (states * mask).sum(1) / mask.sum(1).clamp_min(1.0);
       break;
     }

@@ -110,6 +110,21 @@ bool read_checkpoint(const std::string& output_dir, const nlohmann::json& finger
   return true;
 }
 
+void copy_tensors(const std::vector<torch::Tensor>& saved, const std::vector<torch::Tensor>& params,
+                  const std::string& origin) {
+  if (saved.size() != params.size()) {
+    throw CorruptFile(origin + ": holds " + std::to_string(saved.size()) + " tensors where " +
+                      std::to_string(params.size()) + " are expected");
+  }
+  torch::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!saved[i].sizes().equals(params[i].sizes())) {
+      throw CorruptFile(origin + ": tensor " + std::to_string(i) + " has another shape than the one it restores");
+    }
+    params[i].copy_(saved[i]);
+  }
+}
+
 void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path) {
   torch::serialize::OutputArchive archive;
   optimizer.save(archive);

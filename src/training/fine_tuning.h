@@ -44,6 +44,11 @@ bool read_checkpoint(const std::string& output_dir, const nlohmann::json& finger
                      const std::function<void(const nlohmann::json& state)>& accept_state,
                      const std::function<void(const std::string& dir)>& read_files);
 
+// Copies saved tensors into `params` in place (no autograd); CorruptFile naming `origin` when the
+// count or a shape differs.
+void copy_tensors(const std::vector<torch::Tensor>& saved, const std::vector<torch::Tensor>& params,
+                  const std::string& origin);
+
 void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);
 void load_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);
 

@@ -183,11 +183,7 @@ bool load_checkpoint(const TrainConfig& config, TorchTextModel& model, torch::op
         if (model.head().defined()) {
           torch::Tensor saved;
           torch::load(saved, join_path(dir, "head.pt"));
-          if (!saved.sizes().equals(model.head().sizes())) {
-            throw CorruptFile(join_path(dir, "head.pt") + " has another shape than the model's head");
-          }
-          torch::NoGradGuard no_grad;
-          model.head().copy_(saved);
+          detail::copy_tensors({saved}, {model.head()}, join_path(dir, "head.pt"));
         }
         detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
         if (path_exists(join_path(dir, "best.pt"))) torch::load(state.best_parameters, join_path(dir, "best.pt"));
@@ -410,10 +406,7 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     }
   }
 
-  if (!state.best_parameters.empty()) {
-    torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(state.best_parameters[i]);
-  }
+  if (!state.best_parameters.empty()) detail::copy_tensors(state.best_parameters, params, "the best dev weights");
   report.steps = state.step;
   report.stopped_early = state.stopped_early;
   report.loss_curve = state.loss_curve;

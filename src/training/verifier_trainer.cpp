@@ -137,21 +137,6 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
   }
 }
 
-// Copies saved tensors into `params` in place; CorruptFile naming `origin` when count or shapes differ.
-void copy_tensors(const std::vector<torch::Tensor>& saved, std::vector<torch::Tensor>& params, const std::string& origin) {
-  if (saved.size() != params.size()) {
-    throw CorruptFile(origin + ": holds " + std::to_string(saved.size()) + " tensors, the encoder has " +
-                      std::to_string(params.size()) + " trainable parameters");
-  }
-  torch::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    if (!saved[i].sizes().equals(params[i].sizes())) {
-      throw CorruptFile(origin + ": tensor " + std::to_string(i) + " has another shape than the encoder's parameter");
-    }
-    params[i].copy_(saved[i]);
-  }
-}
-
 // What a resumed run must share with the interrupted one for the two to add up to one run.
 nlohmann::json config_fingerprint(const Encoder& encoder, const std::vector<Triple>& triples,
                                   const VerifierTrainConfig& c, std::size_t total_steps) {
@@ -355,7 +340,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
           if (end_to_end) {
             std::vector<torch::Tensor> saved;
             torch::load(saved, join_path(dir, "encoder.pt"));
-            copy_tensors(saved, encoder_params, join_path(dir, "encoder.pt"));
+            detail::copy_tensors(saved, encoder_params, join_path(dir, "encoder.pt"));
             if (path_exists(join_path(dir, "best_encoder.pt"))) {
               torch::load(best_encoder, join_path(dir, "best_encoder.pt"));
             }
@@ -443,10 +428,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     }
   }
   if (!best_weights.empty()) restore(*network, best_weights);
-  if (!best_encoder.empty()) {
-    torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < encoder_params.size(); ++i) encoder_params[i].copy_(best_encoder[i]);
-  }
+  if (!best_encoder.empty()) detail::copy_tensors(best_encoder, encoder_params, "the best epoch's encoder");
   set_training(false);
   report.final_loss = report.loss_curve.back();
   report.examples_per_second = training_seconds > 0 ? double(examples) / training_seconds : 0.0;

@@ -56,6 +56,8 @@ class TorchTextModel {
 
  private:
   std::pair<torch::Tensor, torch::Tensor> forward(const TokenBatch& batch);
+  // The manifest's pooling of one forward pass's outputs, before the head.
+  torch::Tensor pool(const torch::Tensor& states, const torch::Tensor& pooled, const torch::Tensor& attention_mask) const;
 
   ModelManifest manifest_;
   std::unique_ptr<Tokenizer> tokenizer_;
