@@ -4,8 +4,10 @@ JSON line (peak memory is measured from outside with /usr/bin/time -v by encoder
 
   --impl cpp    the library's C++ encoder (counterpoint.Encoder: C++ tokenizer, length-sorted
                 batches, TorchScript run from C++); Python only hands over the list of texts.
-  --impl torch  the same TorchScript file driven from Python in a plain loop: the Python port of
-                the tokenizer, batches in corpus order (unsorted), torch.jit.load + forward."""
+  --impl torch  the same TorchScript file driven from Python in a plain loop: batches in corpus
+                order (unsorted), torch.jit.load + forward. Token ids come from the Python port
+                of the tokenizer for USE-lite, from the library's tokenizer (Encoder.tokenize)
+                for WordPiece models, before the clock starts."""
 import argparse
 import json
 import sys
@@ -37,15 +39,22 @@ def run_cpp(texts, model_dir: Path, threads: int, batch: int):
 
 def run_torch(texts, model_dir: Path, threads: int, batch: int):
     import torch
-    sys.path.insert(0, str(ROOT / "models" / "use_lite"))
-    from use_lite_tokenizer import UseLiteTokenizer
     torch.set_num_threads(threads)
-    max_length = json.loads((model_dir / "manifest.json").read_text())["max_length"]
-    tokenizer = UseLiteTokenizer.from_file(str(model_dir / "vocab.json"))
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    max_length = manifest["max_length"]
+    if manifest["tokenizer"]["kind"] == "use-unigram":
+        sys.path.insert(0, str(ROOT / "models" / "use_lite"))
+        from use_lite_tokenizer import UseLiteTokenizer
+        tokenizer = UseLiteTokenizer.from_file(str(model_dir / manifest["tokenizer"]["file"]))
+        tokenize = lambda chunk: [tokenizer.encode(t)[:max_length] for t in chunk]
+    else:
+        import counterpoint as cp
+        library = cp.Encoder.load(str(model_dir), threads=threads)
+        tokenize = lambda chunk: library.tokenize(chunk, max_length=max_length)
     module = torch.jit.load(str(model_dir / "model.pt")).eval()
 
     def encode(chunk):
-        ids = [tokenizer.encode(t)[:max_length] for t in chunk]
+        ids = tokenize(chunk)
         width = max(1, max(len(i) for i in ids))
         input_ids = torch.zeros(len(ids), width, dtype=torch.int64)
         mask = torch.zeros(len(ids), width, dtype=torch.int64)
@@ -66,7 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--impl", choices=["cpp", "torch"], required=True)
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared/data/arguana/corpus.jsonl"))
-    parser.add_argument("--model", default=str(ROOT / "models/installed/use-lite-en"))
+    parser.add_argument("--model", default=str(ROOT / "models/installed/all-minilm-l6-v2"))
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)

@@ -4,14 +4,17 @@
 # build`), the same TorchScript module driven from Python in a plain loop with unsorted batches, and
 # the original TF.js model in Node (models/use_lite/bench_reference.mjs, where its runtime exists).
 #
-#   benchmarks/encoder_speed.sh [--data DIR] [--count 1000] [--node-count 128] [--ref-dir models/cache/reference-runtime]
+#   benchmarks/encoder_speed.sh [--model all-minilm-l6-v2] [--data DIR] [--count 1000] [--node-count 128]
+#                               [--ref-dir models/cache/reference-runtime]
 #
-# Writes benchmarks/results/encoder_speed.{json,md}.
+# Writes benchmarks/results/encoder_speed.{json,md} (encoder_speed_<model>.* for a model other than
+# use-lite-en, whose table also has the TF.js row).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-DATA="$ROOT/../shared/data" COUNT=1000 NODE_COUNT=128 REF_DIR=models/cache/reference-runtime
+DATA="$ROOT/../shared/data" COUNT=1000 NODE_COUNT=128 REF_DIR=models/cache/reference-runtime MODEL_NAME=all-minilm-l6-v2
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --model) MODEL_NAME="$2"; shift 2 ;;
     --data) DATA="$2"; shift 2 ;;
     --count) COUNT="$2"; shift 2 ;;
     --node-count) NODE_COUNT="$2"; shift 2 ;;
@@ -22,11 +25,13 @@ done
 
 CORPUS="$(cd "$DATA" && pwd)/arguana/corpus.jsonl"
 require_file "$CORPUS" "ArguAna corpus"
-MODEL="$COUNTERPOINT_MODELS/use-lite-en"
+MODEL="$COUNTERPOINT_MODELS/$MODEL_NAME"
+TABLE=encoder_speed
+[[ "$MODEL_NAME" == use-lite-en ]] || TABLE="encoder_speed_$MODEL_NAME"
 EXCERPT="$CACHE/arguana-first-$COUNT.jsonl"
 head -n "$COUNT" "$CORPUS" > "$EXCERPT"
 
-start_table encoder_speed
+start_table "$TABLE"
 # Each measurement: one JSON line on stdout, /usr/bin/time -v on stderr.
 measure() {
   local label="$1"; shift
@@ -66,10 +71,12 @@ measure "C++ encoder (Python binding, encode only)" \
   env PYTHONPATH="$ROOT/python" "$PY" "$BENCH_DIR/encoder_speed.py" --impl cpp --corpus "$CORPUS" --model "$MODEL" --count "$COUNT" --threads "$THREADS"
 rm -rf "$CACHE/indexes/speed-$COUNT"
 measure "C++ CLI index build (load + encode + index, end to end)" \
-  sh -c "\"$CLI\" index build --corpus \"$EXCERPT\" --out \"$CACHE/indexes/speed-$COUNT\" --threads $THREADS >/dev/null && echo '{\"documents\": $COUNT}'"
+  sh -c "\"$CLI\" index build --model \"$MODEL_NAME\" --corpus \"$EXCERPT\" --out \"$CACHE/indexes/speed-$COUNT\" --threads $THREADS >/dev/null && echo '{\"documents\": $COUNT}'"
 measure "TorchScript from Python, plain loop, unsorted batches" \
   "$PY" "$BENCH_DIR/encoder_speed.py" --impl torch --corpus "$CORPUS" --model "$MODEL" --count "$COUNT" --threads "$THREADS"
-if [[ -d "$REF_DIR/node_modules/@energetic-ai" && -d "$ROOT/models/cache/use-lite/package" ]]; then
+if [[ "$MODEL_NAME" != use-lite-en ]]; then
+  :  # the TF.js original exists for USE-lite only
+elif [[ -d "$REF_DIR/node_modules/@energetic-ai" && -d "$ROOT/models/cache/use-lite/package" ]]; then
   measure "TF.js original in Node (bench_reference.mjs)" \
     node "$ROOT/models/use_lite/bench_reference.mjs" --ref-dir "$REF_DIR" --package-dir "$ROOT/models/cache/use-lite/package" \
     --corpus "$CORPUS" --count "$NODE_COUNT" --batch 32 || echo "TF.js reference failed; row left out" >&2
@@ -77,7 +84,7 @@ else
   echo "TF.js reference runtime not found under $REF_DIR; row left out" >&2
 fi
 
-"$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name encoder_speed \
-  --title "Encoder throughput, first $COUNT ArguAna corpus texts, $THREADS threads, batch 32" \
+"$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name "$TABLE" \
+  --title "Encoder throughput ($MODEL_NAME), first $COUNT ArguAna corpus texts, $THREADS threads, batch 32" \
   --columns label,documents,docs_per_second,seconds,process_seconds,process_cpu_seconds,docs_per_cpu_second,peak_rss_mib \
   --note "seconds = encoding only (after one warm-up batch); process_seconds = the whole process incl. model load; peak RSS and CPU seconds (user + sys, whole process) from /usr/bin/time -v. The machine's 2 cores were shared with other jobs (load 10-17), so wall-clock docs/s are far below what 2 free cores give; docs per CPU second is the fairer comparison."

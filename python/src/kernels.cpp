@@ -44,6 +44,12 @@ Matrix token_map_of(py::handle query_tokens, py::handle candidate_tokens) {
 
 const char* kSparsityDoc = R"(
 
+Norms are clamped as in SparseCL's reference code (../shared/REFERENCE.md): |x|_1 >= sqrt(d) * 1e-6
+and |x|_2 >= 1e-6. Besides keeping the ratio finite, the clamp is the near-identical guard of the
+measure itself: a difference whose norms are below those floors (q and c equal up to about 1e-6,
+or both tiny, e.g. q * 1e-8 against C * 1e-8) is scored as no difference at all: Hoyer gives 0, l2/l1
+gives 1/sqrt(d) and kappa4 (nearly) 0, not the plain formula's value.
+
 Arguments:
     q: query embedding(s), shape (d,) or (n, d); converted to float32 (no copy when it already
        is C-contiguous float32).
@@ -66,7 +72,8 @@ void register_kernels(py::module_& m) {
       py::arg("q"), py::arg("C"),
       R"(Cosine similarity of query row(s) q against candidate rows C.
 
-Inputs need not be normalised; a zero-norm row scores 0.
+Inputs need not be normalised, at any scale a float can hold (rows too small for float products,
+below about 1e-15 in norm, are computed in double); a zero-norm row scores 0.
 
 Arguments:
     q: shape (d,) or (n, d), float32 (other numeric dtypes are converted once).

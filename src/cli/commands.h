@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "counterpoint/encoder/defaults.h"
 #include "counterpoint/data/run.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/retrieval/retriever.h"

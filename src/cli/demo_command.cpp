@@ -36,8 +36,8 @@ void print_ranking(const char* title, const std::vector<retrieval::Hit>& hits, c
 void add_demo_command(CLI::App& app) {
   struct Args {
     std::string models = default_models_dir(), corpus = "examples/corpus", qrels;
-    std::string model = "use-lite-en", sparse_model = "sparse-default";
-    float alpha = -1.0f;
+    std::string model = kDefaultDenseModel, sparse_model = kDefaultSparseModel;
+    float alpha = retrieval::kDefaultAlpha;
     std::size_t k = 3;
     int threads = 0;
   };
@@ -48,10 +48,11 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--qrels", a->qrels, "Qrels marking contradictions (default: <corpus>/qrels/contradictions.tsv)");
   cmd->add_option("--model", a->model, "Dense encoder E");
   cmd->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es");
-  cmd->add_option("--alpha", a->alpha, "Weight of the Hoyer term (default: the alpha in Es's manifest)");
+  auto* alpha_option = cmd->add_option("--alpha", a->alpha, "Weight of the Hoyer term (default: the alpha Es records, else 1)")
+                            ->default_str("");
   cmd->add_option("-k,--k", a->k, "Hits shown per ranking");
   cmd->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
-  cmd->callback([a] {
+  cmd->callback([a, alpha_option] {
     const auto resolve = [&](const std::string& m) {
       return path_exists(join_path(m, "manifest.json")) ? m : join_path(a->models, m);
     };
@@ -59,9 +60,8 @@ void add_demo_command(CLI::App& app) {
     config.threads = a->threads;
     auto encoder = Encoder::load(resolve(a->model), config);
     auto sparse = Encoder::load(resolve(a->sparse_model), config);
-    float alpha = a->alpha;
-    const auto& training = sparse->manifest().training;
-    if (alpha < 0) alpha = training.is_object() && training.contains("alpha") ? training["alpha"].get<float>() : 1.0f;
+    const auto alpha = retrieval::choose_alpha(
+        alpha_option->count() ? std::optional<float>(a->alpha) : std::nullopt, sparse.get());
 
     const auto dataset = data::load_beir(a->corpus);
     const std::string qrels_file = a->qrels.empty() ? data::qrels_path(a->corpus, "contradictions") : a->qrels;
@@ -82,14 +82,14 @@ void add_demo_command(CLI::App& app) {
     cosine_only.candidates = std::max<std::size_t>(a->k, 100);
     retrieval::SearchOptions contradiction = cosine_only;
     contradiction.scorer = retrieval::Scorer::kSparsity;
-    contradiction.alpha = alpha;
+    contradiction.alpha = alpha.value;
     const auto encoded = retriever.encode_queries(queries, contradiction);
     const auto by_cosine = retriever.search_encoded(encoded, cosine_only);
     const auto by_contradiction = retriever.search_encoded(encoded, contradiction);
 
     std::cout << "counterpoint demo: " << dataset.corpus.size() << " passages, " << queries.size()
               << " queries; E = " << encoder->manifest().name << ", Es = " << sparse->manifest().name
-              << ", alpha = " << alpha << "\n\n";
+              << ", " << alpha.describe() << "\n\n";
     std::size_t top_cosine = 0, top_contradiction = 0;
     for (std::size_t i = 0; i < queries.size(); ++i) {
       const auto& qid = dataset.queries[i].id;

@@ -12,7 +12,7 @@ void add_index_commands(CLI::App& app) {
   index->require_subcommand(1);
 
   struct BuildArgs {
-    std::string corpus, out, model = "use-lite-en", sparse_model, kind = "flat";
+    std::string corpus, out, model = kDefaultDenseModel, sparse_model, kind = "flat";
     bool fp16 = false, tokens = false, stem = false;
     int threads = 0;
     std::size_t batch = 64;

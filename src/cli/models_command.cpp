@@ -12,20 +12,30 @@ namespace counterpoint::cli {
 
 namespace {
 
+// A manifest field shown as text: strings as they are, anything else (a number, an object
+// written by a newer trainer) as its JSON, so an unexpected type is shown rather than thrown.
+std::string text_of(const nlohmann::json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key)) return "?";
+  const auto& value = object[key];
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
 void print_model(const std::string& dir) {
   try {
     const ModelManifest m = ModelManifest::load(dir);
     std::cout << std::left << std::setw(18) << m.name << " " << std::setw(9) << m.architecture
               << " dim " << std::setw(4) << m.embedding_dim << " pooling " << std::setw(5) << to_string(m.pooling)
               << " max_len " << std::setw(4) << m.max_length << " license " << m.license;
-    if (m.source.contains("package")) {
-      std::cout << "  from " << m.source["package"].get<std::string>() << "@"
-                << m.source.value("version", std::string("?"));
+    if (m.source.is_object() && m.source.contains("package")) {
+      const char* version = m.source.contains("package_version") ? "package_version" : "version";
+      std::cout << "  from " << text_of(m.source, "package") << "==" << text_of(m.source, version);
     }
     if (m.training.is_object()) {
-      std::cout << "  trained: " << m.training.value("loss", std::string("?")) << " from "
-                << m.training.value("base_model", std::string("?"));
-      if (m.training.contains("alpha")) std::cout << ", alpha " << m.training["alpha"];
+      const auto& loss = m.training.contains("loss") ? m.training["loss"] : nlohmann::json();
+      std::cout << "  trained: " << (loss.is_object() ? text_of(loss, "kind") : text_of(m.training, "loss"));
+      if (loss.is_object() && loss.contains("sparsity")) std::cout << " (" << text_of(loss, "sparsity") << ")";
+      std::cout << " from " << text_of(m.training.contains("base") ? m.training["base"] : m.training, "name");
+      if (m.training.contains("alpha")) std::cout << ", alpha " << text_of(m.training, "alpha");
     }
     std::cout << "\n";
   } catch (const Error& e) {

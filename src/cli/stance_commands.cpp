@@ -25,7 +25,7 @@ namespace counterpoint::cli {
 namespace {
 
 struct StanceArgs {
-  std::string dataset, qrels, model = "use-lite-en", templates = "held-out", stage1 = "dense", fusion = "rsf",
+  std::string dataset, qrels, model = kDefaultDenseModel, templates = "held-out", stage1 = "dense", fusion = "rsf",
               index_cache;
   float lambda = 0.1f;
   std::size_t candidates = 1000, ablation = 0;

@@ -19,7 +19,7 @@ namespace counterpoint::cli {
 namespace {
 
 struct TrainArgs {
-  std::string loss, base = "use-lite-en", dense_model = "use-lite-en", data = "tsv", dataset, qrels, pairs, out,
+  std::string loss, base = kDefaultDenseModel, dense_model = kDefaultDenseModel, data = "tsv", dataset, qrels, pairs, out,
               name, prefix, sparsity = "hoyer", curriculum = "mixed";
   std::vector<std::string> triples, dev_triples;
   std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000, negatives = 1;
@@ -207,7 +207,9 @@ void add_train_commands(CLI::App& app) {
                 << a->sparsity << " " << tuned.best_score << " at alpha " << tuned.best_alpha << "\n";
       ModelManifest manifest = ModelManifest::load(a->out);
       manifest.training["alpha"] = tuned.best_alpha;
-      manifest.training["alpha_search"] = "interval [0, 10], 10 bins, to width 0.01 (REFERENCE.md)";
+      manifest.training["alpha_search"] =
+          "best point of the interval search [0, 10], 10 bins, to width 0.01 (REFERENCE.md)";
+      manifest.training["alpha_reference_left_edge"] = tuned.reference_alpha;
       manifest.training["dev"] = {{"triples", a->dev_triples},
                                   {"dense_model", dense->manifest().name},
                                   {"ndcg@10_cosine", cosine_only},

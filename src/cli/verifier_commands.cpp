@@ -40,7 +40,7 @@ void print_near_miss_row(const std::string& scorer, const training::NearMissRepo
 
 void add_train_verifier_command(CLI::App& train) {
   struct Args {
-    std::string model = "use-lite-en", pairs, dev_pairs, out, architecture = "cnn";
+    std::string model = kDefaultDenseModel, pairs, dev_pairs, out, architecture = "cnn";
     double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1,
            encoder_lr = 0.0;
     std::size_t epochs = 3, batch = 32, patience = 0;
@@ -121,7 +121,7 @@ void add_train_verifier_command(CLI::App& train) {
 
 void add_near_miss_command(CLI::App& app) {
   struct Args {
-    std::string model = "use-lite-en", pairs;
+    std::string model = kDefaultDenseModel, pairs;
     std::vector<std::string> verifiers;
     double min_overlap = 0.5;
     int threads = 0;

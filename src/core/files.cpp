@@ -35,16 +35,79 @@ bool path_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string read_file(const std::string& path) {
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string mib(std::uint64_t bytes) {
+  return bytes >= (std::uint64_t(1) << 30) ? std::to_string(bytes >> 30) + " GiB" : std::to_string(bytes >> 20) + " MiB";
+}
+
+void check_stat(const struct stat& st, const std::string& path, std::uint64_t max_bytes) {
+  if (!S_ISREG(st.st_mode)) throw InvalidArgument("expected a file, found " + kind_of(st.st_mode) + ": " + path);
+  if (std::uint64_t(st.st_size) > max_bytes) {
+    throw InvalidArgument(path + " is " + std::to_string(std::uint64_t(st.st_size)) + " bytes, above the " +
+                          mib(max_bytes) + " this file may hold");
+  }
+}
+
+}  // namespace
+
+std::uint64_t require_regular_file(const std::string& path, std::uint64_t max_bytes) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw FileNotFound("file not found: " + path);
-  if (S_ISDIR(st.st_mode)) throw InvalidArgument("expected a file, found a directory: " + path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot open " + path + ": " + errno_text());
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw IoError("error while reading " + path);
-  return buf.str();
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) throw FileNotFound("file not found: " + path);
+    throw IoError("cannot inspect " + path + ": " + errno_text());
+  }
+  check_stat(st, path, max_bytes);
+  return std::uint64_t(st.st_size);
+}
+
+std::string read_file(const std::string& path, std::uint64_t max_bytes) {
+  require_regular_file(path, max_bytes);
+  // O_NONBLOCK: should the path have become a FIFO since the check, open() does not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw IoError("cannot open " + path + ": " + errno_text());
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    throw IoError("cannot inspect " + path + ": " + why);
+  }
+  try {
+    check_stat(st, path, max_bytes);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  std::string bytes(std::size_t(st.st_size), '\0');
+  std::size_t done = 0;
+  while (true) {
+    if (done == bytes.size()) bytes.resize(bytes.size() + 4096);  // the file grew since fstat
+    const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = errno_text();
+      ::close(fd);
+      throw IoError("error while reading " + path + ": " + why);
+    }
+    if (n == 0) break;
+    done += std::size_t(n);
+    if (done > max_bytes) {
+      ::close(fd);
+      throw InvalidArgument(path + " grew above the " + mib(max_bytes) + " this file may hold while it was read");
+    }
+  }
+  ::close(fd);
+  bytes.resize(done);
+  return bytes;
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {

@@ -75,7 +75,7 @@ Qrels load_qrels(const std::string& path) {
   bool first_content_line = true;
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
-    detail::require_utf8(line.text, path, line.number);
+    detail::require_text(line.text, path, line.number);
     std::vector<std::string_view> fields = detail::split_fields(line.text);
     const bool may_be_header = first_content_line;
     first_content_line = false;

@@ -36,7 +36,7 @@ std::vector<Document> load_tsv_documents(const std::string& path) {
   std::set<std::string> seen;
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
-    detail::require_utf8(line.text, path, line.number);
+    detail::require_text(line.text, path, line.number);
     const std::size_t tab = line.text.find('\t');
     if (tab == std::string_view::npos) {
       detail::throw_line_error(path, line.number, "expected id<TAB>text, found no tab");

@@ -10,7 +10,7 @@ void for_each_jsonl(const std::string& path,
   const std::string bytes = read_file(path);
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
-    detail::require_utf8(line.text, path, line.number);
+    detail::require_text(line.text, path, line.number);
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(line.text.begin(), line.text.end());

@@ -26,8 +26,9 @@ bool is_blank(std::string_view line);
 [[noreturn]] void throw_line_error(const std::string& path, std::size_t line,
                                    const std::string& message);
 
-// Throws CorruptFile naming path, line and byte offset when `text` is not valid UTF-8.
-void require_utf8(std::string_view text, const std::string& path, std::size_t line);
+// Throws CorruptFile naming path, line and byte offset when `text` is not valid UTF-8, and
+// "path:line:column: NUL byte" when it holds a NUL.
+void require_text(std::string_view text, const std::string& path, std::size_t line);
 
 // Splits on tabs when the line has one (fields trimmed of spaces), otherwise on runs of
 // spaces (TREC files use spaces).

@@ -67,7 +67,7 @@ RankedRun read_trec_run(const std::string& path) {
   std::map<std::string, std::set<std::string>> seen;
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
-    detail::require_utf8(line.text, path, line.number);
+    detail::require_text(line.text, path, line.number);
     std::vector<std::string_view> fields = detail::split_fields(line.text);
     if (fields.size() != 6) {
       detail::throw_line_error(path, line.number,

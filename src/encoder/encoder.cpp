@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/threads.h"
 #include "counterpoint/encoder/torch_model.h"
 
 namespace counterpoint {
@@ -63,13 +64,14 @@ Encoder::Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchT
 Encoder::~Encoder() = default;
 
 std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const EncoderConfig& config) {
-  if (config.threads < 0) throw InvalidArgument("EncoderConfig.threads must be >= 0");
-  const int threads = config.threads > 0 ? config.threads
-                                         : std::max(1, int(std::thread::hardware_concurrency()));
-  torch::set_num_threads(threads);
+  torch::set_num_threads(resolve_threads(config.threads, "EncoderConfig.threads"));
   ModelManifest manifest = ModelManifest::load(model_dir);
   auto model = std::make_unique<TorchTextModel>(model_dir, manifest, config.int8);
   return std::shared_ptr<Encoder>(new Encoder(model_dir, std::move(manifest), std::move(model)));
+}
+
+Encoding Encoder::tokenize(std::string_view text, std::size_t max_length) const {
+  return model_->tokenizer().encode(text, max_length);
 }
 
 std::string Encoder::identity() const {
@@ -96,6 +98,10 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
     local.truncated += batch.truncated;
     local.tokens += batch.tokens;
     torch::Tensor pooled = model_->pooled(batch, /*normalize=*/true).contiguous().to(torch::kFloat32);
+    if (pooled.dim() != 2 || pooled.size(0) != int64_t(positions.size()) || pooled.size(1) != int64_t(out.cols())) {
+      throw CorruptFile("model " + manifest_.name + " produced embeddings of another shape than [" +
+                        std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");
+    }
     const float* src = pooled.data_ptr<float>();
     for (std::size_t i = 0; i < positions.size(); ++i) {
       std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));

@@ -1,6 +1,7 @@
 #include "counterpoint/encoder/manifest.h"
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 #include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
 
@@ -55,12 +56,7 @@ void require_plain_file_name(const std::string& name, const std::string& origin)
 }  // namespace
 
 ModelManifest ModelManifest::parse(const std::string& json_text, const std::string& origin) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw CorruptFile(origin + ": not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json j = parse_json_document(json_text, origin);
   if (!j.is_object()) throw CorruptFile(origin + ": expected a JSON object");
   if (required<std::string>(j, "format", origin) != "counterpoint-model") {
     throw CorruptFile(origin + ": format is not 'counterpoint-model'");
@@ -126,7 +122,7 @@ ModelManifest ModelManifest::load(const std::string& dir) {
   const std::string path = join_path(dir, "manifest.json");
   if (!path_exists(dir)) throw FileNotFound("model directory not found: " + dir);
   if (!path_exists(path)) throw FileNotFound("model directory " + dir + " has no manifest.json");
-  ModelManifest m = parse(read_file(path), path);
+  ModelManifest m = parse(read_file(path, kMaxDocumentBytes), path);
   for (const auto& [name, expected] : m.files) {
     const std::string file = join_path(dir, name);
     if (!path_exists(file)) throw FileNotFound("model file listed in " + path + " is missing: " + file);

@@ -35,7 +35,8 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   }
   tokenizer_ = load_tokenizer(manifest.tokenizer_kind, join_path(model_dir, manifest.tokenizer_file),
                               manifest.lowercase);
-  module_ = load_torchscript(join_path(model_dir, model_file));
+  model_path_ = join_path(model_dir, model_file);
+  module_ = load_torchscript(model_path_);
   module_.eval();
 
   // Loaded outside inference mode, so that training can back-propagate into it.
@@ -76,6 +77,38 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
                       " but its manifest says token_dim " + std::to_string(manifest.token_dim));
   }
   if (pooled_width_ == 0) pooled_width_ = std::size_t(pool(states, pooled, probe.attention_mask).size(1));
+  raw_pooled_width_ = pooled.size(1);
+}
+
+namespace {
+
+std::string describe(const torch::Tensor& t) {
+  std::string out = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) out += (d ? ", " : "") + std::to_string(t.size(d));
+  return out + "] " + std::string(c10::toString(t.scalar_type()));
+}
+
+}  // namespace
+
+void TorchTextModel::check_outputs(const TokenBatch& batch, const torch::Tensor& states,
+                                   const torch::Tensor& pooled) const {
+  const int64_t rows = batch.input_ids.size(0), length = batch.input_ids.size(1);
+  const bool probed = raw_pooled_width_ >= 0;
+  const std::string batch_shape = "for a batch of shape [" + std::to_string(rows) + ", " + std::to_string(length) + "]";
+  if (!states.defined() || !states.is_floating_point() || states.dim() != 3 || states.size(0) != rows ||
+      states.size(1) != length || (probed && states.size(2) != int64_t(manifest_.token_dim))) {
+    throw CorruptFile("model " + manifest_.name + " (" + model_path_ + ") returned token_states " +
+                      (states.defined() ? describe(states) : std::string("undefined")) + " " + batch_shape +
+                      "; expected [" + std::to_string(rows) + ", " + std::to_string(length) + ", " +
+                      std::to_string(manifest_.token_dim) + "] float");
+  }
+  if (!pooled.defined() || !pooled.is_floating_point() || pooled.dim() != 2 || pooled.size(0) != rows ||
+      (probed && pooled.size(1) != raw_pooled_width_)) {
+    throw CorruptFile("model " + manifest_.name + " (" + model_path_ + ") returned pooled " +
+                      (pooled.defined() ? describe(pooled) : std::string("undefined")) + " " + batch_shape +
+                      "; expected [" + std::to_string(rows) + ", " +
+                      (probed ? std::to_string(raw_pooled_width_) : std::string("width")) + "] float");
+  }
 }
 
 void TorchTextModel::set_head(torch::Tensor head) {
@@ -134,7 +167,13 @@ std::pair<torch::Tensor, torch::Tensor> TorchTextModel::forward(const TokenBatch
                       " does not return (token_states, pooled) as the model format requires");
   }
   const auto& elements = out.toTuple()->elements();
-  return {elements[0].toTensor(), elements[1].toTensor()};
+  if (!elements[0].isTensor() || !elements[1].isTensor()) {
+    throw CorruptFile("model " + manifest_.name + " (" + model_path_ +
+                      ") does not return two tensors (token_states, pooled) as the model format requires");
+  }
+  torch::Tensor states = elements[0].toTensor(), pooled = elements[1].toTensor();
+  check_outputs(batch, states, pooled);
+  return {states, pooled};
 }
 
 torch::Tensor TorchTextModel::pooled(const TokenBatch& batch, bool normalize) {

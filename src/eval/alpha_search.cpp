@@ -1,6 +1,7 @@
 #include "counterpoint/eval/alpha_search.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "counterpoint/core/errors.h"
@@ -27,7 +28,7 @@ void validate(const AlphaSearch& search) {
     throw InvalidArgument("tune_alpha: need finite lo < hi, got lo " + std::to_string(search.lo) +
                           ", hi " + std::to_string(search.hi));
   }
-  if (search.kind == AlphaSearch::Kind::Interval) {
+  if (search.kind != AlphaSearch::Kind::kGrid) {
     if (search.bins < 2) {
       throw InvalidArgument("tune_alpha: bins must be at least 2, got " + std::to_string(search.bins));
     }
@@ -43,12 +44,29 @@ void validate(const AlphaSearch& search) {
 
 }  // namespace
 
+AlphaSearch::Kind parse_alpha_search(const std::string& name) {
+  if (name == "interval") return AlphaSearch::Kind::kInterval;
+  if (name == "reference") return AlphaSearch::Kind::kReference;
+  if (name == "grid") return AlphaSearch::Kind::kGrid;
+  throw InvalidArgument("alpha search method must be 'interval', 'reference' or 'grid', got '" + name + "'");
+}
+
+std::string to_string(AlphaSearch::Kind kind) {
+  switch (kind) {
+    case AlphaSearch::Kind::kInterval: return "interval";
+    case AlphaSearch::Kind::kReference: return "reference";
+    case AlphaSearch::Kind::kGrid: return "grid";
+  }
+  return "?";
+}
+
 AlphaResult tune_alpha(const std::function<double(double)>& objective, const AlphaSearch& search) {
   if (!objective) throw InvalidArgument("tune_alpha: objective is empty");
   validate(search);
   AlphaResult result;
+  result.reference_alpha = result.reference_score = std::numeric_limits<double>::quiet_NaN();
 
-  if (search.kind == AlphaSearch::Kind::Grid) {
+  if (search.kind == AlphaSearch::Kind::kGrid) {
     const auto steps = static_cast<long>(
         std::floor((search.hi - search.lo) / search.grid_step * (1.0 + kWidthTolerance)));
     for (long i = 0; i <= steps; ++i) {
@@ -79,8 +97,21 @@ AlphaResult tune_alpha(const std::function<double(double)>& objective, const Alp
     left += best_bin * bin_width;
     width = bin_width;
   }
-  result.best_alpha = left;
-  result.best_score = evaluate_at(objective, left, result.curve);
+  result.reference_alpha = left;
+  result.reference_score = evaluate_at(objective, left, result.curve);
+  if (search.kind == AlphaSearch::Kind::kReference) {
+    result.best_alpha = result.reference_alpha;
+    result.best_score = result.reference_score;
+    return result;
+  }
+  result.best_alpha = result.curve.front().alpha;
+  result.best_score = result.curve.front().score;
+  for (const AlphaPoint& point : result.curve) {
+    if (point.score > result.best_score) {
+      result.best_alpha = point.alpha;
+      result.best_score = point.score;
+    }
+  }
   return result;
 }
 

@@ -113,6 +113,24 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
   return 0.0;
 }
 
+std::size_t required_depth(const std::vector<std::string>& metrics, const Qrels& qrels,
+                           const EvalOptions& options) {
+  std::size_t depth = 0;
+  for (const auto& name : metrics) {
+    const Metric metric = parse_metric(name);
+    if (metric.kind != MetricKind::RPrecision) {
+      depth = std::max(depth, metric.k);
+      continue;
+    }
+    for (const auto& [query, judgements] : qrels) {
+      std::size_t relevant = 0;
+      for (const auto& [doc, grade] : judgements) relevant += grade > 0;
+      depth = std::max(depth, relevant);
+    }
+  }
+  return depth + (options.exclude_self && depth > 0 ? 1 : 0);
+}
+
 EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
                     const std::vector<std::string>& metrics, const EvalOptions& options) {
   std::vector<Metric> parsed;

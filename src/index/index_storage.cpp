@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 #include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
 #include "document_index_state.h"
@@ -302,12 +303,12 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   if (!fs::exists(header_path, ec)) {
     corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
   }
-  const std::uintmax_t header_size = fs::file_size(header_path, ec);
-  if (ec || header_size > kMaxHeaderBytes) corrupt(dir, "header.json is larger than 1 MiB");
   json header;
   try {
-    header = json::parse(read_file(header_path));
-  } catch (const json::exception& e) {
+    header = read_json_document(header_path, kMaxHeaderBytes);
+  } catch (const InvalidArgument& e) {  // not a regular file, or above the limit
+    corrupt(dir, std::string("header.json: ") + e.what());
+  } catch (const CorruptFile& e) {
     corrupt(dir, std::string("header.json is not valid JSON: ") + e.what());
   }
   if (!header.is_object()) corrupt(dir, "header.json is not a JSON object");

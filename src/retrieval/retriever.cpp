@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -181,7 +182,8 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
     if (dense_list.size() > options.candidates) dense_list.resize(options.candidates);
   }
   if (options.stage1 != Stage1::kDense) {
-    for (const auto& hit : index_->search_bm25(queries.texts[q], options.candidates + excluded.size())) {
+    for (const auto& hit :
+         index_->search_bm25(queries.texts[q], std::min(options.candidates, index_->size()) + excluded.size())) {
       if (!excluded.count(index_->id(hit.slot))) bm25_list.push_back(hit.slot);
     }
     if (bm25_list.size() > options.candidates) bm25_list.resize(options.candidates);
@@ -289,7 +291,10 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
   index::SearchResult dense;
   const bool use_dense = options.stage1 != Stage1::kBm25;
-  if (use_dense) dense = index_->search(queries.dense, options.candidates + most_excluded, options.dense_params);
+  // More candidates than live documents cannot be found: capping K at the index size keeps a
+  // huge `candidates` from allocating candidates x queries result slots (1e9 took 12 GB).
+  const std::size_t depth = std::min(options.candidates, index_->size()) + most_excluded;
+  if (use_dense) dense = index_->search(queries.dense, depth, options.dense_params);
 
   // Queries are independent and the index is safe for concurrent reads; the first failure
   // is re-thrown once all workers stop.
@@ -307,6 +312,41 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   }
   if (failure) std::rethrow_exception(failure);
   return results;
+}
+
+std::string AlphaChoice::describe() const {
+  std::ostringstream out;
+  out << "alpha " << value;
+  switch (source) {
+    case Source::kGiven: out << " (given)"; break;
+    case Source::kRecorded: out << " (recorded by " << model << ")"; break;
+    case Source::kDefault:
+      out << " (default: " << (model.empty() ? std::string("no sparse model") : model + " records none") << ")";
+      break;
+  }
+  return out.str();
+}
+
+AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder) {
+  AlphaChoice choice;
+  if (sparse_encoder) choice.model = sparse_encoder->manifest().name;
+  if (given) {
+    if (!std::isfinite(*given)) throw InvalidArgument("alpha must be finite, got " + std::to_string(*given));
+    choice.value = *given;
+    choice.source = AlphaChoice::Source::kGiven;
+    return choice;
+  }
+  if (!sparse_encoder) return choice;
+  const auto& training = sparse_encoder->manifest().training;
+  if (!training.is_object() || !training.contains("alpha")) return choice;
+  const auto& recorded = training["alpha"];
+  if (!recorded.is_number() || !std::isfinite(recorded.get<double>())) {
+    throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training.alpha is not a finite number: " +
+                      recorded.dump());
+  }
+  choice.value = recorded.get<float>();
+  choice.source = AlphaChoice::Source::kRecorded;
+  return choice;
 }
 
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder) {
@@ -345,19 +385,47 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
   if (batch_size == 0) throw InvalidArgument("add_documents: batch_size must be > 0");
   require_recorded_encoder(index.options().encoder_id, &encoder, "add_documents: encoder");
   require_recorded_encoder(index.options().sparse_encoder_id, sparse_encoder, "add_documents: sparse encoder");
+  // All or nothing: every id is checked before anything is encoded, the whole call is encoded
+  // (where an error, a cancelled progress callback or Ctrl-C stops it with nothing added), and
+  // only then is everything added in one DocumentIndex::add.
+  std::unordered_map<std::string, std::size_t> first_item;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i].empty()) throw InvalidArgument("add_documents: item " + std::to_string(i) + " has an empty id");
+    const auto [seen, inserted] = first_item.emplace(ids[i], i);
+    if (!inserted) {
+      throw InvalidArgument("add_documents: id '" + ids[i] + "' appears twice in this call (items " +
+                            std::to_string(seen->second) + " and " + std::to_string(i) + ")");
+    }
+    if (index.contains(ids[i])) {
+      throw InvalidArgument("add_documents: id '" + ids[i] + "' (item " + std::to_string(i) +
+                            ") is already in the index");
+    }
+  }
   const bool tokens = index.options().store_token_embeddings;
   EncodeOptions encode;
   encode.role = TextRole::kDocument;
+  Matrix dense(ids.size(), index.options().dim);
+  Matrix sparse = sparse_encoder ? Matrix(ids.size(), index.options().sparse_dim) : Matrix();
+  std::vector<Matrix> token_rows;
+  if (tokens) token_rows.reserve(ids.size());
   for (std::size_t start = 0; start < ids.size(); start += batch_size) {
     const std::size_t end = std::min(ids.size(), start + batch_size);
-    std::vector<std::string> batch_ids(ids.begin() + long(start), ids.begin() + long(end));
     std::vector<std::string> batch_texts(texts.begin() + long(start), texts.begin() + long(end));
-    Matrix dense = encoder.encode(batch_texts, encode);
-    Matrix sparse = sparse_encoder ? sparse_encoder->encode(batch_texts, encode) : Matrix();
-    std::vector<Matrix> token_rows = tokens ? encoder.encode_tokens(batch_texts, encode) : std::vector<Matrix>{};
-    index.add(batch_ids, batch_texts, dense, sparse, token_rows);
+    const auto stage = [&](const Matrix& rows, Matrix& into, const char* what) {
+      if (rows.rows() != batch_texts.size() || rows.cols() != into.cols()) {
+        throw InvalidArgument(std::string("add_documents: the ") + what + " gives " + std::to_string(rows.cols()) +
+                              "-wide rows, the index stores " + std::to_string(into.cols()));
+      }
+      std::copy(rows.values().begin(), rows.values().end(), into.row(start));
+    };
+    stage(encoder.encode(batch_texts, encode), dense, "encoder");
+    if (sparse_encoder) stage(sparse_encoder->encode(batch_texts, encode), sparse, "sparse encoder");
+    if (tokens) {
+      for (Matrix& m : encoder.encode_tokens(batch_texts, encode)) token_rows.push_back(std::move(m));
+    }
     report_progress(progress, end, ids.size(), "add_documents");
   }
+  index.add(ids, texts, dense.view(), sparse.view(), token_rows);
 }
 
 }  // namespace counterpoint::retrieval

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/scoring/map_verifier.h"
 #include "counterpoint/scoring/verifier_networks.h"
@@ -57,7 +58,7 @@ std::shared_ptr<BuiltinMapVerifier> BuiltinMapVerifier::load(const std::string& 
   auto impl = std::make_unique<Impl>();
   std::string weights_file, weights_sha;
   try {
-    const auto j = nlohmann::json::parse(read_file(manifest_path));
+    const auto j = read_json_document(manifest_path);
     if (j.at("format") != kFormat) {
       throw CorruptFile(manifest_path + ": format is " + j.at("format").dump() + ", expected \"" + kFormat + "\"");
     }

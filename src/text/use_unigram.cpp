@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 #include "counterpoint/core/files.h"
 #include "unicode.h"
 
@@ -67,13 +68,7 @@ UseUnigramTokenizer::UseUnigramTokenizer(std::vector<std::pair<std::string, doub
 }
 
 UseUnigramTokenizer UseUnigramTokenizer::from_file(const std::string& vocab_json_path) {
-  std::string bytes = read_file(vocab_json_path);
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(bytes);
-  } catch (const nlohmann::json::exception& e) {
-    throw CorruptFile(vocab_json_path + ": not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json doc = read_json_document(vocab_json_path);
   if (!doc.is_array()) throw CorruptFile(vocab_json_path + ": expected a JSON array of [piece, score]");
   std::vector<std::pair<std::string, double>> vocabulary;
   vocabulary.reserve(doc.size());

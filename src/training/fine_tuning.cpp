@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
@@ -64,6 +65,35 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
 
 namespace {
 std::string checkpoint_directory(const std::string& output_dir) { return join_path(output_dir, "checkpoint"); }
+
+constexpr const char* kStateFile = "state.json";
+
+// SHA-256 of every file in a checkpoint directory but state.json, which records them.
+nlohmann::json checkpoint_checksums(const std::string& dir) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name != kStateFile) files[name] = sha256_file(entry.path().string());
+  }
+  return files;
+}
+
+// A checkpoint is resumed only when every file it records is there, unchanged, and nothing else
+// is: a flipped byte used to be resumed silently and end with other weights.
+void verify_checkpoint_files(const std::string& dir, const nlohmann::json& state) {
+  if (!state.contains("files") || !state["files"].is_object()) {
+    throw CorruptFile("checkpoint " + dir + " records no checksums (written by an older version of the library); "
+                      "remove it or start afresh (--fresh, resume=False)");
+  }
+  const nlohmann::json actual = checkpoint_checksums(dir);
+  for (const auto& [name, sha] : state["files"].items()) {
+    if (!actual.contains(name)) throw CorruptFile("checkpoint " + dir + " lacks its file " + name);
+    if (actual[name] != sha) throw CorruptFile("checkpoint file " + join_path(dir, name) + " fails its SHA-256 checksum");
+  }
+  for (const auto& [name, sha] : actual.items()) {
+    if (!state["files"].contains(name)) throw CorruptFile("checkpoint " + dir + " holds a file it does not record: " + name);
+  }
+}
 }  // namespace
 
 void write_checkpoint(const std::string& output_dir, nlohmann::json state, const nlohmann::json& fingerprint,
@@ -75,7 +105,8 @@ void write_checkpoint(const std::string& output_dir, nlohmann::json state, const
     fs::create_directories(partial);
     write_files(partial);
     state["config"] = fingerprint;
-    write_file_atomic(join_path(partial, "state.json"), state.dump(1) + "\n");
+    state["files"] = checkpoint_checksums(partial);
+    write_file_atomic(join_path(partial, kStateFile), state.dump(1) + "\n");
     fs::remove_all(final_dir);
     fs::rename(partial, final_dir);
   } catch (const fs::filesystem_error& e) {
@@ -89,15 +120,16 @@ bool read_checkpoint(const std::string& output_dir, const nlohmann::json& finger
                      const std::function<void(const nlohmann::json& state)>& accept_state,
                      const std::function<void(const std::string& dir)>& read_files) {
   const std::string dir = checkpoint_directory(output_dir);
-  const std::string state_path = join_path(dir, "state.json");
+  const std::string state_path = join_path(dir, kStateFile);
   if (!path_exists(state_path)) return false;
   try {
-    const nlohmann::json state = nlohmann::json::parse(read_file(state_path));
+    const nlohmann::json state = read_json_document(state_path);
     if (state.at("config") != fingerprint) {
       throw InvalidArgument("checkpoint " + dir + " was made with another configuration or triple set (" +
                             state.at("config").dump() + " vs " + fingerprint.dump() +
                             "); remove it or turn resuming off");
     }
+    verify_checkpoint_files(dir, state);
     accept_state(state);
   } catch (const nlohmann::json::exception& e) {
     throw CorruptFile(state_path + ": " + e.what());

@@ -39,6 +39,7 @@ void write_checkpoint(const std::string& output_dir, nlohmann::json state, const
 // Restores the checkpoint in `output_dir` (false when there is none): `accept_state` reads the
 // trainer's fields of state.json, then `read_files(dir)` loads its tensors. InvalidArgument when
 // the checkpoint was written under another fingerprint (another configuration or triple set);
+// CorruptFile when a file fails the SHA-256 that state.json records for it (or records none);
 // CorruptFile when state.json cannot be parsed or lacks a field, or a tensor file cannot be read.
 bool read_checkpoint(const std::string& output_dir, const nlohmann::json& fingerprint,
                      const std::function<void(const nlohmann::json& state)>& accept_state,

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/threads.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
@@ -257,8 +258,7 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
 TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
                   const TrainProgressCallback& progress) {
   validate(triples, config);
-  torch::set_num_threads(config.threads > 0 ? config.threads
-                                            : std::max(1, int(std::thread::hardware_concurrency())));
+  torch::set_num_threads(resolve_threads(config.threads, "threads"));
   TorchTextModel& model = encoder.model();
   torch::jit::Module& module = model.module();
   const ModelManifest& manifest = encoder.manifest();

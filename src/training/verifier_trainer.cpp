@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/threads.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
@@ -238,8 +239,7 @@ class StepMaps {
 VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
                                    const VerifierTrainConfig& config, const TrainProgressCallback& progress) {
   validate(triples, config);
-  torch::set_num_threads(config.threads > 0 ? config.threads
-                                            : std::max(1, int(std::thread::hardware_concurrency())));
+  torch::set_num_threads(resolve_threads(config.threads, "threads"));
   const std::size_t k = triples.front().negatives.size();
   std::vector<std::pair<std::size_t, std::vector<std::size_t>>> plan;  // (epoch, triple indices)
   for (std::size_t epoch = 0; epoch < config.epochs; ++epoch) {

@@ -84,6 +84,18 @@ def test_tune_alpha_grid_and_interval():
     interval = cp.tune_alpha(objective)
     assert abs(interval["best_alpha"] - 3.3) < 0.01
     assert interval["best_score"] == pytest.approx(objective(interval["best_alpha"]))
+    assert interval["best_score"] == max(score for _, score in interval["curve"])
+
+
+def test_tune_alpha_returns_the_best_point_and_reports_the_reference_edge():
+    step = lambda a: 1.0 if a > 7.3 else 0.0  # the reference's left edge, 7.3, scores 0
+    best = cp.tune_alpha(step)
+    assert best["best_alpha"] == pytest.approx(7.5) and best["best_score"] == 1.0
+    assert best["reference_alpha"] == pytest.approx(7.3) and best["reference_score"] == 0.0
+    reference = cp.tune_alpha(step, method="reference")
+    assert reference["best_alpha"] == pytest.approx(7.3) and reference["best_score"] == 0.0
+    assert [a for a, _ in reference["curve"]] == [a for a, _ in best["curve"]]
+    assert "reference_alpha" not in cp.tune_alpha(step, method="grid")
 
 
 def test_tune_alpha_rejects_bad_settings_and_propagates_objective_errors():

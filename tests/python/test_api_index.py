@@ -184,3 +184,39 @@ def test_load_refuses_an_encoder_other_than_the_one_the_index_records(index, tmp
     index.save(tmp_path / "saved")
     with pytest.raises(ValueError, match="is not the model the index was built with"):
         cp.Index.load(tmp_path / "saved", encoder=cp.Encoder.load(str(use_lite), threads=1))
+
+
+def many(n, prefix):
+    return [f"text number {i} about cats" for i in range(n)], [f"{prefix}{i}" for i in range(n)]
+
+
+def test_add_is_all_or_nothing_when_an_id_is_already_in_the_index(encoder):
+    index = cp.Index.build(TEXTS[:2], IDS[:2], encoder=encoder)
+    texts, ids = many(12, "n")
+    ids[10] = "d1"
+    with pytest.raises(ValueError, match=r"id 'd1' \(item 10\) is already in the index"):
+        index.add(texts, ids, batch_size=2)
+    assert len(index) == 2
+
+
+def test_add_names_a_duplicate_within_the_call_and_its_items(encoder):
+    index = cp.Index.build(TEXTS[:2], IDS[:2], encoder=encoder)
+    texts, ids = many(18, "n")
+    ids[17] = ids[3]
+    with pytest.raises(ValueError, match=r"appears twice in this call \(items 3 and 17\)"):
+        index.add(texts, ids, batch_size=4)
+    ids[17] = ""
+    with pytest.raises(ValueError, match="item 17 has an empty id"):
+        index.add(texts, ids, batch_size=4)
+    assert len(index) == 2
+
+
+def test_add_cancelled_by_its_progress_callback_adds_nothing(encoder):
+    index = cp.Index.build(TEXTS[:2], IDS[:2], encoder=encoder)
+    texts, ids = many(290, "n")
+    calls = []
+    with pytest.raises(KeyboardInterrupt):
+        index.add(texts, ids, progress=lambda done, total: calls.append(done) or len(calls) < 2, batch_size=128)
+    assert len(index) == 2 and "n0" not in index
+    index.add(texts, ids, batch_size=128)
+    assert len(index) == 292

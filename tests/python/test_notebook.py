@@ -1,7 +1,7 @@
 """Runs examples/contradiction_retrieval.ipynb headless (nbclient, kernel "python3") and fails
 when any cell raises.
 
-The notebook needs the default models (use-lite-en and sparse-default) in $COUNTERPOINT_MODELS
+The notebook needs the default models (all-minilm-l6-v2 and sparse-default) in $COUNTERPOINT_MODELS
 (default <repo>/models/installed). Without sparse-default the test is skipped, unless
 COUNTERPOINT_REQUIRE_MODELS=1, in which case missing models fail it.
 """
@@ -14,7 +14,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "examples" / "contradiction_retrieval.ipynb"
 MODELS = pathlib.Path(os.environ.get("COUNTERPOINT_MODELS", REPO / "models" / "installed")).resolve()
-REQUIRED_MODELS = ("use-lite-en", "sparse-default")
+REQUIRED_MODELS = ("all-minilm-l6-v2", "sparse-default")
 TIMEOUT_S = 600
 
 

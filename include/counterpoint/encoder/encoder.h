@@ -13,6 +13,7 @@
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/core/progress.h"
 #include "counterpoint/encoder/manifest.h"
+#include "counterpoint/text/tokenizer.h"
 
 namespace counterpoint {
 
@@ -56,6 +57,10 @@ class Encoder {
   std::vector<Matrix> encode_tokens(const std::vector<std::string>& texts,
                                     const EncodeOptions& options = {},
                                     EncodeReport* report = nullptr) const;
+
+  // The tokenizer's output for `text` alone (special tokens included, no prefix), cut to
+  // max_length ids; 0 = no limit. What the network sees is this cut to the manifest's max_length.
+  Encoding tokenize(std::string_view text, std::size_t max_length = 0) const;
 
   const ModelManifest& manifest() const { return manifest_; }
   const std::string& directory() const { return directory_; }

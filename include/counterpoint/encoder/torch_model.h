@@ -63,7 +63,13 @@ class TorchTextModel {
   std::unique_ptr<Tokenizer> tokenizer_;
   torch::jit::Module module_;
   torch::Tensor head_;
+  // A model file is input: every forward's outputs are checked against the batch and against the
+  // widths the load-time probe established, so a network whose output shape depends on the batch
+  // ends in CorruptFile instead of a read past a tensor's end.
+  void check_outputs(const TokenBatch& batch, const torch::Tensor& states, const torch::Tensor& pooled) const;
+  std::string model_path_;
   std::size_t pooled_width_ = 0;  // width of pooled_features()
+  int64_t raw_pooled_width_ = -1;  // width of the network's own pooled output; -1 until probed
   mutable std::mutex mutex_;
 };
 

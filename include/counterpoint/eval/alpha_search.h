@@ -4,22 +4,27 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace counterpoint::eval {
 
 struct AlphaSearch {
   enum class Kind {
-    // SparseCL reference search: split [lo, hi] into `bins` equal bins, score each bin's
+    // The SparseCL reference search: split [lo, hi] into `bins` equal bins, score each bin's
     // midpoint, keep the bin of the first strict maximum, and repeat while the kept interval is
     // at least min_width wide (a width equal to min_width up to rounding counts as not yet
-    // narrower). Returns the final interval's left edge. Defaults: 4 rounds, 40 evaluations,
-    // final width 0.001.
-    Interval,
+    // narrower); then score the final interval's left edge. Defaults: 4 rounds, 41 evaluations,
+    // final width 0.001. kInterval returns the best point of all those evaluations (first strict
+    // maximum in call order), which is what a caller asking for the best alpha wants: the left
+    // edge is often not it.
+    kInterval,
+    // The same evaluations, returning the left edge as the reference code does.
+    kReference,
     // Every lo + i * grid_step up to hi (inclusive up to rounding); first strict maximum.
-    Grid,
+    kGrid,
   };
-  Kind kind = Kind::Interval;
+  Kind kind = Kind::kInterval;
   double lo = 0.0;
   double hi = 10.0;
   int bins = 10;
@@ -34,11 +39,17 @@ struct AlphaPoint {
 
 struct AlphaResult {
   double best_alpha = 0.0;
-  // objective(best_alpha). For the interval search the left edge is scored once more after the
-  // search (it is not one of the midpoints), so the reported score belongs to the returned alpha.
-  double best_score = 0.0;
+  double best_score = 0.0;  // objective(best_alpha), one of the curve's points
+  // The interval searches' final left edge and its score (the reference's answer), reported
+  // beside the best point; NaN for the grid.
+  double reference_alpha;
+  double reference_score;
   std::vector<AlphaPoint> curve;  // every evaluation, in call order
 };
+
+// "interval", "reference" or "grid" -> the kind; InvalidArgument listing the names otherwise.
+AlphaSearch::Kind parse_alpha_search(const std::string& name);
+std::string to_string(AlphaSearch::Kind kind);
 
 // Invalid settings (lo >= hi, bins < 2, min_width or grid_step <= 0, non-finite bounds) and an
 // objective returning NaN or infinity throw InvalidArgument.

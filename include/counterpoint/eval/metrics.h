@@ -50,6 +50,12 @@ struct EvalResult {
   std::map<std::string, double> mean;
 };
 
+// How many hits per query a run must hold so that every metric sees its whole cut-off: the
+// largest k, the largest relevant count of any query for p@r, plus one when exclude_self drops a
+// query's own id first. Evaluating a shallower run would silently score missing ranks as misses.
+std::size_t required_depth(const std::vector<std::string>& metrics, const Qrels& qrels,
+                           const EvalOptions& options = {});
+
 // The order trec_eval scores a ranking in, whatever order it was given in: score descending,
 // ties broken by document id descending (byte-wise), as trec_eval's sort does.
 std::vector<ScoredDoc> trec_order(std::vector<ScoredDoc> docs);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,18 @@ struct SearchOptions;
 void set_scorer(SearchOptions& options, const std::string& name);
 std::string to_string(Scorer scorer);
 
+// The weight alpha of the sparsity term when a caller gives none and Es records none.
+inline constexpr float kDefaultAlpha = 1.0f;
+
 struct SearchOptions {
   std::size_t k = 10;            // hits per query, >= 1
-  std::size_t candidates = 100;  // K, stage-1 candidates per source; must be >= k
+  std::size_t candidates = 100;  // K, stage-1 candidates per source; must be >= k; capped at the index size
   Stage1 stage1 = Stage1::kDense;
   Fusion fusion = Fusion::kRelativeScore;
   float fusion_lambda = 0.1f;  // RSF: fused = n(dense) + lambda * n(bm25)
   int rrf_k = 60;              // RRF: sum of 1 / (rrf_k + rank)
   Scorer scorer = Scorer::kCosine;
-  float alpha = 1.0f;  // weight of the sparsity term
+  float alpha = kDefaultAlpha;  // weight of the sparsity term; callers take it from choose_alpha()
   scoring::SparsityOptions sparsity;  // function and the identical-text guard (on by default)
   scoring::AlignmentOptions alignment;
   index::SearchParams dense_params;  // efSearch / nprobe for this call
@@ -103,6 +107,21 @@ class Retriever {
   std::shared_ptr<const Encoder> sparse_encoder_;
   std::shared_ptr<const scoring::MapVerifier> verifier_;
 };
+
+// The alpha a search uses, and where it came from, so that every face (CLI, Python, demo) picks
+// it one way and says which: the caller's value when given, else the alpha recorded in Es's
+// manifest (training.alpha, tuned on dev when Es was trained), else kDefaultAlpha.
+struct AlphaChoice {
+  enum class Source { kGiven, kRecorded, kDefault };
+  float value = kDefaultAlpha;
+  Source source = Source::kDefault;
+  std::string model;  // Es's name, when there is one
+  // "alpha 2.222 (recorded by sparse-default)", "alpha 1 (default: sparse-default records none)".
+  std::string describe() const;
+};
+// InvalidArgument for a given alpha that is not finite; CorruptFile for a recorded one that is not
+// a finite number.
+AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder);
 
 // InvalidArgument when `encoder` or `sparse_encoder` (either may be null) is not the model
 // `index` records or produces another width than the rows it stores.

@@ -33,7 +33,9 @@ struct SparsityOptions {
 };
 
 // Scalar measures of one difference vector x of width d. Norms are clamped as in the
-// reference code, |x|_1 >= sqrt(d) * 1e-6 and |x|_2 >= 1e-6, so nothing divides by zero.
+// reference code, |x|_1 >= sqrt(d) * 1e-6 and |x|_2 >= 1e-6, so nothing divides by zero; the
+// clamp is also the measure's own near-identical guard: a difference below those floors (equal
+// texts up to ~1e-6, or inputs scaled down, q * 1e-8 against c * 1e-8) scores as the zero vector.
 // No identical guard is applied here. Values for the zero vector:
 //   hoyer = 0, l2_l1 = 1 / sqrt(d), kappa4 = 0.
 // Hoyer(x) = (sqrt(d) - |x|_1 / |x|_2) / (sqrt(d) - 1) needs d >= 2; d == 1 throws InvalidArgument.

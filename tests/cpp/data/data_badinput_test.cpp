@@ -19,9 +19,18 @@ namespace {
 using testing_support::scratch_file;
 using testing_support::corrupt_message;
 
-TEST(DataBadInput, NulByteInAJsonLineIsMalformed) {
+TEST(DataBadInput, NulByteInAJsonLineIsRefusedWithItsLineAndColumn) {
   const std::string path = scratch_file("nul.jsonl", std::string("{\"_id\": \"a\", \"text\": \"x\0y\"}\n", 28));
-  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1: malformed JSON", 0), 0u);
+  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1:24: NUL byte", 0), 0u);
+}
+
+// nlohmann's parser ends its input at a NUL: a second document after one was indexed silently.
+TEST(DataBadInput, NulByteAfterACompleteJsonObjectDoesNotHideTheRest) {
+  const std::string line = std::string("{\"_id\":\"a\",\"text\":\"x\"}\0{\"_id\":\"hidden\",\"text\":\"y\"}\n", 51);
+  const std::string corpus = scratch_file("nul_corpus.jsonl", "{\"_id\":\"first\",\"text\":\"z\"}\n" + line);
+  EXPECT_EQ(corrupt_message([&] { load_corpus(corpus); }).rfind(corpus + ":2:23: NUL byte", 0), 0u);
+  const std::string queries = scratch_file("nul_queries.jsonl", line);
+  EXPECT_EQ(corrupt_message([&] { load_queries(queries); }).rfind(queries + ":1:23: NUL byte", 0), 0u);
 }
 
 // Found by the JSONL fuzzer: a number too large for a double escaped as nlohmann's out_of_range.

@@ -2,6 +2,7 @@
 // CorruptFile/FileNotFound for every kind of damage.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -171,6 +172,25 @@ TEST_F(IndexStorage, DirectoryLeftByACrashedSaveDoesNotLoad) {
   const std::string header = read_file(join_path(dir("good"), "header.json"));
   std::ofstream(join_path(dir("crashed"), "header.json")) << header.substr(0, header.size() / 2);
   EXPECT_THAT(load_error<CorruptFile>(dir("crashed")), HasSubstr("not valid JSON"));
+}
+
+// nlohmann's parser stops at a NUL byte: junk after one used to load silently.
+TEST_F(IndexStorage, HeaderWithANulAndJunkAppendedIsCorrupt) {
+  full_index().save(dir("good"));
+  const std::string header_path = join_path(dir("good"), "header.json");
+  std::ofstream(header_path, std::ios::app | std::ios::binary) << std::string("\0{\"junk\": 1}", 13);
+  EXPECT_THAT(load_error<CorruptFile>(dir("good")), HasSubstr("NUL byte"));
+}
+
+TEST_F(IndexStorage, HeaderThatIsAFifoOrADirectoryIsNamedAsSuch) {
+  full_index().save(dir("good"));
+  const std::string header_path = join_path(dir("good"), "header.json");
+  fs::remove(header_path);
+  ASSERT_EQ(::mkfifo(header_path.c_str(), 0600), 0);
+  EXPECT_THAT(load_error<CorruptFile>(dir("good")), HasSubstr("found a FIFO"));  // and did not block
+  fs::remove(header_path);
+  fs::create_directories(header_path);
+  EXPECT_THAT(load_error<CorruptFile>(dir("good")), HasSubstr("found a directory"));
 }
 
 TEST_F(IndexStorage, TruncatedSectionsAreCorrupt) {

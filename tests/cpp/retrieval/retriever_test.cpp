@@ -91,6 +91,19 @@ TEST(Retriever, ExcludedIdsNeverAppearAndKBeyondCorpusReturnsWhatExists) {
   for (const auto& h : hits[0]) EXPECT_NE(h.id, "para");
 }
 
+// K is capped at the index size: a billion candidates on four documents used to allocate 12 GB.
+TEST(Retriever, CandidatesBeyondTheIndexSizeAreCappedNotAllocated) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 1000000000;
+  options.candidates = 4000000000u;
+  const auto hits = retriever.search_encoded(f.queries, options);
+  EXPECT_EQ(hits[0].size(), 4u);
+  options.stage1 = Stage1::kBm25;
+  EXPECT_LE(retriever.search_encoded(f.queries, options)[0].size(), 4u);
+}
+
 TEST(Retriever, HybridFusionCountsDocumentsFoundByOneListOnly) {
   auto f = make_fixture();
   f.queries.texts = {"weather"};  // BM25 finds only "far", which is last by cosine

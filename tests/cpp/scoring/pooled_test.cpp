@@ -200,6 +200,23 @@ TEST(CosineScores, HandComputed) {
   EXPECT_FLOAT_EQ(out[4], 0.6f);
 }
 
+// Squared norms of 1e-25-scaled rows underflow float (cosine came out 0); such rows are scored in
+// double, so cosine is the same at every scale a float can hold.
+TEST(CosineScores, SameAtEveryScaleAFloatCanHold) {
+  const std::vector<float> q = {3, 4, 0, 1}, c = {4, 3, 1, 0};
+  std::vector<float> reference(1);
+  cosine_scores(MatrixView(q.data(), 1, 4), MatrixView(c.data(), 1, 4), reference.data());
+  for (float scale : {1e-38f, 1e-30f, 1e-25f, 1e-20f, 1e-10f, 1.0f, 1e10f, 1e18f}) {
+    for (bool scale_query : {true, false}) {
+      std::vector<float> qs = q, cs = c;
+      for (auto& v : scale_query ? qs : cs) v *= scale;
+      std::vector<float> out(1);
+      cosine_scores(MatrixView(qs.data(), 1, 4), MatrixView(cs.data(), 1, 4), out.data());
+      EXPECT_NEAR(out[0], reference[0], 1e-6) << "scale " << scale << (scale_query ? " on q" : " on c");
+    }
+  }
+}
+
 TEST(SparsityScores, HandComputedWithGuard) {
   const std::vector<float> q = {1, 0, 0, 0};
   const std::vector<float> c = {1, 0, 0, 0,  0, 1, 0, 0,  1, 0.5f, 0.5f, 0.5f};

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "counterpoint/core/errors.h"
@@ -161,6 +162,38 @@ TEST(Train, AnInterruptedRunResumedFromItsCheckpointEqualsAnUninterruptedOne) {
   const auto ea = a->encode({"a girl is eating food", "the dog is not playing guitar"});
   const auto eb = b->encode({"a girl is eating food", "the dog is not playing guitar"});
   EXPECT_EQ(ea.values(), eb.values());
+}
+
+// A checkpoint file with one flipped byte used to be resumed silently and end with other
+// weights than an uninterrupted run: every file's SHA-256 is recorded in state.json and checked.
+TEST(Train, ADamagedCheckpointIsRefusedRatherThanResumed) {
+  const auto triples = synthetic_triples();
+  auto config = tiny_config(fresh_dir("damaged-checkpoint"));
+  config.checkpoint_every = 5;
+  EXPECT_THROW(train(kTinyModel, triples, config, [](const TrainProgress& p) { return p.step < 7; }), Cancelled);
+  const std::string optimizer = config.output_dir + "/checkpoint/optimizer.pt";
+  std::string bytes = read_file(optimizer);
+  bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x01);
+  write_file_atomic(optimizer, bytes);
+  try {
+    train(kTinyModel, triples, config);
+    FAIL() << "a damaged checkpoint was resumed";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("optimizer.pt fails its SHA-256 checksum"), std::string::npos) << e.what();
+  }
+  // A checkpoint without checksums, as older versions wrote them, is refused by name too.
+  const std::string state_path = config.output_dir + "/checkpoint/state.json";
+  auto state = nlohmann::json::parse(read_file(state_path));
+  state.erase("files");
+  write_file_atomic(state_path, state.dump());
+  try {
+    train(kTinyModel, triples, config);
+    FAIL() << "a checkpoint without checksums was resumed";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("records no checksums"), std::string::npos) << e.what();
+  }
+  config.resume = false;  // starting afresh is always possible
+  EXPECT_EQ(train(kTinyModel, triples, config).resumed_from, 0u);
 }
 
 TEST(Train, HeadOnlyTrainsALinearHeadOverTheFrozenNetwork) {
