@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ py::array_t<float> to_numpy(std::vector<float>&& values);
 
 // A list of str; a single str (a common slip) or other element types raise TypeError.
 std::vector<std::string> text_list(py::handle object, const char* name);
+// A str as UTF-8; ValueError naming `what` for one that has no UTF-8 form (a lone surrogate).
+std::string text_of(py::handle item, const std::string& what);
+// None -> nullopt, a str -> text_of; TypeError otherwise. For optional text arguments (prefixes).
+std::optional<std::string> optional_text(py::handle object, const char* name);
 
 // Drives a long C++ call's progress: a tqdm bar when `progress` is True, a callable
 // progress(done, total) -> bool|None (False cancels), and Ctrl-C in every case. The callback

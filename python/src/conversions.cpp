@@ -69,6 +69,26 @@ py::array_t<float> to_numpy(std::vector<float>&& values) {
   return py::array_t<float>({n}, {py::ssize_t(sizeof(float))}, owned->data(), owner);
 }
 
+std::string text_of(py::handle item, const std::string& what) {
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(item.ptr(), &size);
+  if (utf8 == nullptr) {
+    // A lone surrogate ("\ud800") has no UTF-8 form: a bad value, not a failed cast.
+    py::error_already_set error;
+    throw py::value_error(what + " cannot be encoded as UTF-8 (" + std::string(py::str(error.value())) + ")");
+  }
+  return std::string(utf8, std::size_t(size));
+}
+
+std::optional<std::string> optional_text(py::handle object, const char* name) {
+  if (object.is_none()) return std::nullopt;
+  if (!py::isinstance<py::str>(object)) {
+    throw py::type_error(std::string(name) + " must be str or None, got " +
+                         std::string(py::str(py::type::of(object).attr("__name__"))));
+  }
+  return text_of(object, name);
+}
+
 std::vector<std::string> text_list(py::handle object, const char* name) {
   if (py::isinstance<py::str>(object)) {
     throw py::type_error(std::string(name) + " must be a list of str, not a single str (wrap it: [text])");
@@ -85,7 +105,7 @@ std::vector<std::string> text_list(py::handle object, const char* name) {
                            "] must be str, got " +
                            std::string(py::str(py::type::of(item).attr("__name__"))));
     }
-    texts.push_back(item.cast<std::string>());
+    texts.push_back(text_of(item, std::string(name) + "[" + std::to_string(texts.size()) + "]"));
   }
   return texts;
 }

@@ -59,9 +59,9 @@ Raises:
       .def(
           "encode",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
-             bool query, std::optional<std::string> prefix) {
+             bool query, py::object prefix) {
             std::vector<std::string> inputs = text_list(texts, "texts");
-            EncodeCall call = encode_call(batch_size, query, prefix);
+            EncodeCall call = encode_call(batch_size, query, optional_text(prefix, "prefix"));
             if (call.prefix) call.options.prefix_override = &*call.prefix;
             ProgressBridge bridge(progress, "encode");
             call.options.progress = bridge.callback();
@@ -87,9 +87,9 @@ The GIL is released while the network runs, so other Python threads keep running
       .def(
           "encode_tokens",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
-             bool query, std::optional<std::string> prefix) {
+             bool query, py::object prefix) {
             std::vector<std::string> inputs = text_list(texts, "texts");
-            EncodeCall call = encode_call(batch_size, query, prefix);
+            EncodeCall call = encode_call(batch_size, query, optional_text(prefix, "prefix"));
             if (call.prefix) call.options.prefix_override = &*call.prefix;
             ProgressBridge bridge(progress, "encode_tokens");
             call.options.progress = bridge.callback();

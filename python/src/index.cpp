@@ -162,9 +162,10 @@ Raises:
           "search",
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
              const std::string& scorer, std::optional<double> alpha, const std::string& stage1, const std::string& fusion,
-             double fusion_lambda, bool guard, std::optional<std::string> prefix, py::object exclude,
+             double fusion_lambda, bool guard, py::object prefix_object, py::object exclude,
              std::shared_ptr<scoring::MapVerifier> verifier) {
             std::vector<std::string> texts = text_list(queries, "queries");
+            const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
             retrieval::SearchOptions options;
             options.k = positive(k, "k");
             options.candidates = positive(candidates, "candidates");

@@ -181,12 +181,12 @@ void register_training(py::module_& m) {
       [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
-         std::uint64_t seed, int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
+         std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
          const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
          py::object progress) {
         return train_encoder(training::LossKind::kSparseCL, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, sparsity, hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, head_only, checkpoint_every, resume,
+                             seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
                              progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
@@ -206,11 +206,11 @@ void register_training(py::module_& m) {
       [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
          double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed, int threads,
-         py::ssize_t max_steps, std::optional<std::string> query_prefix, const std::string& model_name,
+         py::ssize_t max_steps, py::object query_prefix, const std::string& model_name,
          bool head_only, py::ssize_t checkpoint_every, bool resume, py::object progress) {
         return train_encoder(training::LossKind::kContrastive, base_model, triples, output_dir, epochs, batch_size,
                              learning_rate, temperature, "hoyer", hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, query_prefix, model_name, head_only, checkpoint_every, resume,
+                             seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
                              progress);
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,

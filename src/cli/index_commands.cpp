@@ -30,6 +30,7 @@ void add_index_commands(CLI::App& app) {
   build->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
   build->add_option("--batch-size", a->batch, "Texts per encoder batch");
   build->callback([a] {
+    index::DocumentIndex::require_saveable(a->out);  // before minutes of encoding, not after
     auto encoder = load_encoder(a->model, a->threads);
     std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
     const auto docs = load_documents(a->corpus);

@@ -43,6 +43,26 @@ void print_resumed(std::size_t resumed_from) {
   if (resumed_from > 0) std::cout << "resumed from the checkpoint at step " << resumed_from << "\n";
 }
 
+namespace {
+
+// Unsigned options (counts, sizes, -k) take non-negative numbers only: CLI11 would otherwise turn
+// "-k -1" into 18446744073709551615 and report that.
+void refuse_negative_counts(CLI::App& app) {
+  static const CLI::Validator non_negative(
+      [](std::string& value) {
+        const auto first = value.find_first_not_of(" \t");
+        return first != std::string::npos && value[first] == '-' ? "must be a non-negative integer, got " + value
+                                                                 : std::string();
+      },
+      "", "non-negative");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_name() == "UINT") option->check(non_negative);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_counts(*sub);
+}
+
+}  // namespace
+
 }  // namespace counterpoint::cli
 
 int main(int argc, char** argv) {
@@ -59,6 +79,7 @@ int main(int argc, char** argv) {
   cli::add_train_commands(app);
   cli::add_near_miss_command(app);
   cli::add_stance_command(app);
+  cli::refuse_negative_counts(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

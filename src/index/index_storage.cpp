@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -120,6 +122,28 @@ void swap_into_place(const fs::path& fresh, const fs::path& target) {
   fs::remove_all(old, ec);
 }
 
+// Removes what saves of `target` killed part-way left beside it: ".NAME.saving-PID-N"
+// directories whose process no longer runs. A ".old" one is the previous index of a save that
+// died between its two renames; it is removed only once `target` exists again.
+void remove_stale_saves(const fs::path& parent, const fs::path& target) {
+  const std::string prefix = "." + target.filename().string() + ".saving-";
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    char* after = nullptr;
+    const long pid = std::strtol(rest.c_str(), &after, 10);
+    if (pid <= 0 || after == rest.c_str() || *after != '-') continue;
+    const bool running = ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+    if (running) continue;
+    const bool old_copy = name.size() > 4 && name.compare(name.size() - 4, 4, ".old") == 0;
+    if (old_copy && !fs::exists(target, ec)) continue;
+    std::error_code ignored;
+    fs::remove_all(it->path(), ignored);
+  }
+}
+
 // ---- reading ----
 
 [[noreturn]] void corrupt(const std::string& dir, const std::string& what) {
@@ -214,6 +238,25 @@ class Cursor {
 
 }  // namespace
 
+void DocumentIndex::require_saveable(const std::string& dir) {
+  if (dir.empty()) throw InvalidArgument("save: directory path is empty");
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
+    throw IoError("cannot save an index to " + target.string() + ": it exists and is not a directory");
+  }
+  fs::create_directories(parent, ec);
+  if (ec) throw IoError("cannot save an index to " + target.string() + ": cannot create " + parent.string() + ": " + ec.message());
+  const fs::path probe = parent / ("." + target.filename().string() + ".saving-" + std::to_string(::getpid()) + "-probe");
+  if (!fs::create_directory(probe, ec) || ec) {
+    throw IoError("cannot save an index to " + target.string() + ": " + parent.string() + " is not writable (" +
+                  ec.message() + ")");
+  }
+  fs::remove(probe, ec);
+}
+
 void DocumentIndex::save(const std::string& dir) const {
   static std::atomic<unsigned> save_counter{0};
   const State& st = *state_;
@@ -225,6 +268,7 @@ void DocumentIndex::save(const std::string& dir) const {
                                    "-" + std::to_string(save_counter++));
   std::error_code ec;
   fs::create_directories(parent, ec);
+  remove_stale_saves(parent, target);
   if (!fs::create_directory(fresh, ec) || ec) {
     throw IoError("save: cannot create " + fresh.string() + ": " + ec.message());
   }

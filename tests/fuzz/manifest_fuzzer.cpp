@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const counterpoint::CorruptFile&) {
     return 0;
   }
+  FUZZ_CHECK(text.find('\0') == std::string::npos);  // a NUL never parses (nlohmann would stop at it)
   FUZZ_CHECK(manifest.embedding_dim > 0 && manifest.token_dim > 0 && manifest.max_length > 0);
   for (const auto& [name, sha] : manifest.files) {
     FUZZ_CHECK(!name.empty() && name.find('/') == std::string::npos && name != "." && name != "..");

@@ -220,3 +220,30 @@ def test_search_and_run_say_which_alpha_they_used(tmp_path):
 def cp_alpha(model):
     import json
     return json.loads((MODELS / model / "manifest.json").read_text())["training"]["alpha"]
+
+
+def test_negative_counts_and_absurd_thread_counts_are_refused_by_name(tmp_path):
+    negative = run("search", "--index", tmp_path, "--query", "x", "-k", -1, check=False)
+    assert negative.returncode != 0 and "--k: must be a non-negative integer, got -1" in negative.stderr
+    assert "18446744073709551615" not in negative.stderr
+    threads = run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", tmp_path / "i",
+                  "--model", TINY_MODEL, "--threads", 10000, check=False)
+    assert threads.returncode == 1 and "must be between 0 (all cores) and 256, got 10000" in threads.stderr
+
+
+def test_index_build_refuses_an_unusable_output_before_encoding(tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    result = run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", tmp_path / "file" / "idx",
+                 "--model", TINY_MODEL, "--threads", 1, check=False)
+    assert result.returncode == 1 and "cannot save an index to" in result.stderr
+    assert "encoding" not in result.stderr  # nothing was encoded first
+
+
+def test_a_fifo_as_a_model_file_ends_models_verify_at_once(tmp_path):
+    model = tmp_path / "fifo-model"
+    model.mkdir()
+    for name in ("manifest.json", "vocab.json"):
+        (model / name).write_bytes((TINY_MODEL / name).read_bytes())
+    os.mkfifo(model / "model.pt")
+    result = run("models", "verify", model, check=False)
+    assert result.returncode == 1 and "found a FIFO" in result.stderr

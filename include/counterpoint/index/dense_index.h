@@ -149,7 +149,11 @@ class DocumentIndex {
   // Writes the whole index into directory `dir`, atomically replacing what was there: a
   // failed save leaves the previous content intact and an interrupted one never leaves a
   // directory that loads. Throws IoError on file-system failures.
+  // Saves also remove what saves of the same directory killed part-way left beside it.
   void save(const std::string& dir) const;
+  // IoError, before any work, when save(dir) could not write there (the path is a file, its
+  // parent cannot be created or is not writable): callers check it before encoding a corpus.
+  static void require_saveable(const std::string& dir);
   // Reads an index written by save(). FileNotFound if `dir` does not exist; CorruptFile
   // naming the file and the mismatch for a wrong format/version, missing or truncated
   // section, checksum mismatch or inconsistent sizes.

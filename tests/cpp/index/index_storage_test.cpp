@@ -193,6 +193,20 @@ TEST_F(IndexStorage, HeaderThatIsAFifoOrADirectoryIsNamedAsSuch) {
   EXPECT_THAT(load_error<CorruptFile>(dir("good")), HasSubstr("found a directory"));
 }
 
+// A save killed part-way leaves its hidden working directory; the next save of the same index
+// removes those of processes that no longer run, and leaves a running process's alone.
+TEST_F(IndexStorage, ASaveRemovesWhatKilledSavesLeftBehind) {
+  const fs::path stale = fs::path(root_) / ".idx.saving-999999999-0";
+  const fs::path running = fs::path(root_) / (".idx.saving-" + std::to_string(::getpid()) + "-12345");
+  const fs::path other_index = fs::path(root_) / ".other.saving-999999999-0";
+  for (const auto& d : {stale, running, other_index}) fs::create_directories(d);
+  full_index().save(dir("idx"));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(running));
+  EXPECT_TRUE(fs::exists(other_index));
+  EXPECT_EQ(DocumentIndex::load(dir("idx")).size(), 39u);
+}
+
 TEST_F(IndexStorage, TruncatedSectionsAreCorrupt) {
   full_index("ivf").save(dir("good"));
   for (const auto& entry : fs::directory_iterator(dir("good"))) {
