@@ -7,6 +7,8 @@ install(TARGETS counterpoint counterpoint_cli counterpoint_sentencepiece
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/counterpoint DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The demo's corpus, found by the installed CLI beside its prefix.
+install(DIRECTORY examples/corpus DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/examples)
 install(EXPORT counterpointTargets NAMESPACE counterpoint::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/counterpoint)
 configure_package_config_file(cmake/counterpointConfig.cmake.in

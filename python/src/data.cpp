@@ -181,7 +181,7 @@ and qrels(split). Raises FileNotFoundError for a missing file, CorruptFileError 
 Arguments:
     run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]}.
     qrels: {query_id: {doc_id: grade}} (e.g. from load_qrels).
-    metrics: names such as "ndcg@10", "recall@100", "p@10", "mrr@10", "acc@1", "p@r".
+    metrics: names such as "ndcg@10", "recall@100", "p@10", "mrr@10", "acc@1", "map", "map@100", "p@r"; nDCG@k for any k.
     exclude_self: drop a document whose id equals the query id (BEIR convention, ArguAna).
     per_query: return {query_id: {metric: value}} instead of the means.
 

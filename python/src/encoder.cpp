@@ -43,13 +43,14 @@ Encoder.load(model_dir).)")
             config.threads = threads;
             config.int8 = int8;
             py::gil_scoped_release release;
-            return Encoder::load(model_dir, config);
+            return Encoder::load(resolve_model(model_dir), config);
           },
           py::arg("model_dir"), py::arg("threads") = 0, py::arg("int8") = false,
           R"(Loads the model in `model_dir` after verifying every file's checksum.
 
 Arguments:
-    model_dir: the model directory (manifest.json, tokenizer, model.pt).
+    model_dir: the model directory (manifest.json, tokenizer, model.pt), or the name of an
+        installed model, looked up in $COUNTERPOINT_MODELS (else ./models/installed).
     threads: intra-op threads for the network; 0 = all hardware threads.
     int8: load the dynamically quantised model-int8.pt when the directory provides it.
 

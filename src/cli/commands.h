@@ -28,6 +28,9 @@ void add_stance_command(CLI::App& app);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();
+// The bundled example corpus: ./examples/corpus, else the installed copy
+// (<prefix>/share/counterpoint/examples/corpus), else the source tree's.
+std::string default_example_corpus();
 // A model given by directory path, or by name under default_models_dir().
 std::string resolve_model(const std::string& name_or_dir);
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads);

@@ -35,7 +35,7 @@ void print_ranking(const char* title, const std::vector<retrieval::Hit>& hits, c
 
 void add_demo_command(CLI::App& app) {
   struct Args {
-    std::string models = default_models_dir(), corpus = "examples/corpus", qrels;
+    std::string models = default_models_dir(), corpus = default_example_corpus(), qrels;
     std::string model = kDefaultDenseModel, sparse_model = kDefaultSparseModel;
     float alpha = retrieval::kDefaultAlpha;
     std::size_t k = 3;

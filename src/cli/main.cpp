@@ -1,4 +1,6 @@
+#include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "commands.h"
 #include "counterpoint/core/errors.h"
@@ -7,17 +9,36 @@
 
 namespace counterpoint::cli {
 
+namespace {
+
+// The directory holding the running executable (for an installed CLI: <prefix>/bin).
+std::string executable_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+// The first of `candidates` that exists, else the first.
+std::string first_existing(const std::vector<std::string>& candidates) {
+  for (const auto& c : candidates) if (path_exists(c)) return c;
+  return candidates.front();
+}
+
+}  // namespace
+
 std::string default_models_dir() {
-  const char* env = std::getenv("COUNTERPOINT_MODELS");
-  return env && *env ? env : "models/installed";
+  // Without $COUNTERPOINT_MODELS: ./models/installed (a repository checkout), else the checkout
+  // this binary was built from, so that commands work from any directory.
+  return models_directory(std::string(COUNTERPOINT_SOURCE_DIR) + "/models/installed");
+}
+
+std::string default_example_corpus() {
+  return first_existing({"examples/corpus", executable_dir() + "/../share/counterpoint/examples/corpus",
+                         std::string(COUNTERPOINT_SOURCE_DIR) + "/examples/corpus"});
 }
 
 std::string resolve_model(const std::string& name_or_dir) {
-  if (path_exists(join_path(name_or_dir, "manifest.json"))) return name_or_dir;
-  const std::string installed = join_path(default_models_dir(), name_or_dir);
-  if (path_exists(join_path(installed, "manifest.json"))) return installed;
-  throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + default_models_dir() +
-                     " (set COUNTERPOINT_MODELS or run ./setup.sh build)");
+  return counterpoint::resolve_model(name_or_dir, std::string(COUNTERPOINT_SOURCE_DIR) + "/models/installed");
 }
 
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads) {

@@ -70,10 +70,11 @@ void add_models_commands(CLI::App& app) {
 
   auto* verify = models->add_subcommand("verify", "Check a model directory's manifest and checksums");
   auto path = std::make_shared<std::string>();
-  verify->add_option("model", *path, "Model directory")->required();
+  verify->add_option("model", *path, "Model directory, or an installed model's name")->required();
   verify->callback([path] {
-    const ModelManifest m = ModelManifest::load(*path);
-    std::cout << *path << ": ok (" << m.name << ", " << m.files.size() << " files verified)\n";
+    const std::string dir = resolve_model(*path);
+    const ModelManifest m = ModelManifest::load(dir);
+    std::cout << dir << ": ok (" << m.name << ", " << m.files.size() << " files verified)\n";
   });
 }
 

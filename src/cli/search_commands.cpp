@@ -130,6 +130,9 @@ void add_search_commands(CLI::App& app) {
   auto* f_opt = search->add_option("--queries", *query_file, "queries.jsonl or a file of one query per line");
   q_opt->excludes(f_opt);
   search->add_option("--trec", *trec_out, "Write a TREC run file instead of readable output");
+  auto keep_self = std::make_shared<bool>(false);
+  search->add_flag("--keep-self", *keep_self,
+                   "With --queries: keep a query's own id in its results (removed by default, as in run and BEIR)");
   add_search_options(search, *sa);
   search->callback([=] {
     if (query->empty() && query_file->empty()) throw InvalidArgument("give --query TEXT or --queries FILE");
@@ -153,7 +156,11 @@ void add_search_commands(CLI::App& app) {
     for (const auto& q : queries) texts.push_back(q.text);
     const auto alpha = alpha_of(*sa, sparse.get());
     const auto options = to_options(*sa, alpha);
-    const auto hits = retriever.search(texts, options, sa->has_prefix ? &sa->prefix : nullptr);
+    auto encoded = retriever.encode_queries(texts, options, sa->has_prefix ? &sa->prefix : nullptr);
+    // Queries from a file have ids of their own, often corpus ids too (ArguAna): a query never
+    // retrieves itself unless asked to. A --query has no id to exclude.
+    if (!query_file->empty() && !*keep_self) for (const auto& q : queries) encoded.exclude.push_back({q.id});
+    const auto hits = retriever.search_encoded(encoded, options);
     if (!trec_out->empty()) {
       data::write_trec_run(*trec_out, to_run(queries, hits));
       std::cout << "wrote " << *trec_out << " (" << scoring_line(options, alpha) << ")\n";

@@ -1,6 +1,8 @@
 #include "counterpoint/data/corpus_files.h"
 
+#include <cctype>
 #include <set>
+#include <utility>
 
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/jsonl.h"
@@ -30,13 +32,29 @@ std::vector<Document> load_jsonl_documents(const std::string& path) {
   return corpus;
 }
 
+namespace {
+
+// A first line that names the columns, as the TSV corpora of BEIR and MS MARCO tools write them.
+bool is_tsv_header(std::string_view line) {
+  std::string lower(line);
+  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* header : {"id\ttext", "_id\ttext", "doc_id\ttext", "docid\ttext"}) {
+    if (lower == header) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<Document> load_tsv_documents(const std::string& path) {
   const std::string bytes = read_file(path);
   std::vector<Document> corpus;
   std::set<std::string> seen;
+  bool first = true;
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
     detail::require_text(line.text, path, line.number);
+    if (std::exchange(first, false) && is_tsv_header(line.text)) continue;
     const std::size_t tab = line.text.find('\t');
     if (tab == std::string_view::npos) {
       detail::throw_line_error(path, line.number, "expected id<TAB>text, found no tab");

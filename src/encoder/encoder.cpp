@@ -3,10 +3,12 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <thread>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
 #include "counterpoint/core/threads.h"
 #include "counterpoint/encoder/torch_model.h"
 
@@ -57,6 +59,25 @@ void for_each_batch(const std::vector<std::string>& texts, const EncodeOptions& 
 }
 
 }  // namespace
+
+std::string models_directory(const std::string& fallback_models_dir) {
+  const char* env = std::getenv("COUNTERPOINT_MODELS");
+  if (env && *env) return env;
+  if (path_exists("models/installed")) return "models/installed";
+  if (!fallback_models_dir.empty() && path_exists(fallback_models_dir)) return fallback_models_dir;
+  return "models/installed";
+}
+
+std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir) {
+  if (path_exists(join_path(name_or_dir, "manifest.json"))) return name_or_dir;
+  const std::string models = models_directory(fallback_models_dir);
+  const std::string installed = join_path(models, name_or_dir);
+  if (name_or_dir.find('/') == std::string::npos && path_exists(join_path(installed, "manifest.json"))) {
+    return installed;
+  }
+  throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + models +
+                     " (set COUNTERPOINT_MODELS or run ./setup.sh build)");
+}
 
 Encoder::Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchTextModel> model)
     : directory_(std::move(dir)), manifest_(std::move(manifest)), model_(std::move(model)) {}

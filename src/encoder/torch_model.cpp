@@ -78,6 +78,23 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   }
   if (pooled_width_ == 0) pooled_width_ = std::size_t(pool(states, pooled, probe.attention_mask).size(1));
   raw_pooled_width_ = pooled.size(1);
+
+  // A vocabulary longer than the network's embedding table would load and fail on the first text
+  // that uses a late piece: the largest id is fed once here.
+  if (tokenizer_->vocab_size() > 0) {
+    TokenBatch last_id;
+    last_id.input_ids = torch::full({1, 1}, int64_t(tokenizer_->vocab_size() - 1), torch::kInt64);
+    last_id.attention_mask = torch::ones({1, 1}, torch::kInt64);
+    try {
+      forward(last_id);
+    } catch (const CorruptFile&) {
+      throw;
+    } catch (const Error& e) {
+      throw CorruptFile("model " + manifest.name + ": its tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                        " pieces but the network cannot embed id " + std::to_string(tokenizer_->vocab_size() - 1) +
+                        " (" + e.what() + ")");
+    }
+  }
 }
 
 namespace {
@@ -161,6 +178,13 @@ std::pair<torch::Tensor, torch::Tensor> TorchTextModel::forward(const TokenBatch
     throw Error("model " + manifest_.name + " failed on a batch of shape [" +
                 std::to_string(batch.input_ids.size(0)) + ", " + std::to_string(batch.input_ids.size(1)) +
                 "]: " + std::string(e.what_without_backtrace()).substr(0, 300));
+  } catch (const std::exception& e) {  // torch::jit::JITException: an error raised inside the script
+    const std::string what = e.what();
+    const auto last_line = what.find_last_not_of("\n");
+    const auto start = what.rfind('\n', last_line);
+    throw Error("model " + manifest_.name + " failed on a batch of shape [" +
+                std::to_string(batch.input_ids.size(0)) + ", " + std::to_string(batch.input_ids.size(1)) +
+                "]: " + what.substr(start == std::string::npos ? 0 : start + 1, 300));
   }
   if (!out.isTuple() || out.toTuple()->elements().size() != 2) {
     throw CorruptFile("model " + manifest_.name +

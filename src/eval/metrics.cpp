@@ -40,10 +40,11 @@ Metric parse_metric(const std::string& name) {
   if (lower == "p@r" || lower == "r-precision" || lower == "rprec") {
     return {MetricKind::RPrecision, 0, "p@r"};
   }
+  if (lower == "map") return {MetricKind::AveragePrecision, 0, "map"};
   const std::size_t at = lower.find('@');
   if (at == std::string::npos) {
     throw InvalidArgument("unknown metric \"" + name +
-                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k or p@r)");
+                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k, map, map@k or p@r)");
   }
   const std::string family = lower.substr(0, at);
   const std::string cutoff = lower.substr(at + 1);
@@ -51,12 +52,12 @@ Metric parse_metric(const std::string& name) {
       {"ndcg", {MetricKind::Ndcg, "ndcg"}},           {"recall", {MetricKind::Recall, "recall"}},
       {"p", {MetricKind::Precision, "p"}},            {"precision", {MetricKind::Precision, "p"}},
       {"mrr", {MetricKind::Mrr, "mrr"}},              {"acc", {MetricKind::Accuracy, "acc"}},
-      {"accuracy", {MetricKind::Accuracy, "acc"}},
+      {"accuracy", {MetricKind::Accuracy, "acc"}},    {"map", {MetricKind::AveragePrecision, "map"}},
   };
   auto it = kFamilies.find(family);
   if (it == kFamilies.end()) {
     throw InvalidArgument("unknown metric \"" + name +
-                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k or p@r)");
+                          "\" (expected ndcg@k, recall@k, p@k, mrr@k, acc@k, map, map@k or p@r)");
   }
   const std::size_t k = parse_cutoff(name, cutoff);
   return {it->second.first, k, it->second.second + "@" + std::to_string(k)};
@@ -75,16 +76,19 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
   std::size_t relevant_total = 0;
   for (const auto& [doc, grade] : judgements) relevant_total += grade > 0 ? 1 : 0;
 
-  const std::size_t depth = metric.kind == MetricKind::RPrecision ? relevant_total : metric.k;
+  const std::size_t depth = metric.kind == MetricKind::RPrecision ? relevant_total
+                            : metric.kind == MetricKind::AveragePrecision && metric.k == 0 ? ranking.size()
+                                                                                         : metric.k;
   const std::size_t seen = std::min(depth, ranking.size());
   std::size_t relevant_seen = 0;
-  double dcg = 0.0;
+  double dcg = 0.0, precision_sum = 0.0;
   std::size_t first_relevant = 0;  // 1-based; 0 = none
   for (std::size_t i = 0; i < seen; ++i) {
     const int grade = grade_of(judgements, ranking[i].doc_id);
     if (grade <= 0) continue;
     ++relevant_seen;
     dcg += grade * discount(i);
+    precision_sum += static_cast<double>(relevant_seen) / static_cast<double>(i + 1);
     if (first_relevant == 0) first_relevant = i + 1;
   }
 
@@ -109,6 +113,8 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
       return relevant_seen > 0 ? 1.0 : 0.0;
     case MetricKind::RPrecision:
       return relevant_total == 0 ? 0.0 : static_cast<double>(relevant_seen) / relevant_total;
+    case MetricKind::AveragePrecision:
+      return relevant_total == 0 ? 0.0 : precision_sum / static_cast<double>(relevant_total);
   }
   return 0.0;
 }

@@ -1,6 +1,7 @@
 """counterpoint.Encoder: embeddings of the committed tiny BERT model, the GIL released while it
 runs, progress/cancellation (callable, Ctrl-C) and the errors bad input raises."""
 import json
+import os
 import pathlib
 import shutil
 import signal
@@ -192,3 +193,15 @@ def test_the_default_use_lite_model_ranks_a_paraphrase_above_an_unrelated_text()
     np.testing.assert_allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     similarity = cp.cosine(rows[0], rows[1:])
     assert similarity[0] > similarity[1]
+
+
+def test_load_finds_an_installed_model_by_name_through_counterpoint_models(tmp_path, monkeypatch):
+    models = pathlib.Path(os.environ.get("COUNTERPOINT_MODELS", REPO / "models" / "installed"))
+    if not (models / "all-minilm-l6-v2" / "manifest.json").exists():
+        pytest.skip(f"all-minilm-l6-v2 is not installed under {models}")
+    monkeypatch.chdir(tmp_path)  # no ./models/installed here: the variable must be used
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(models))
+    assert cp.Encoder.load("all-minilm-l6-v2", threads=1).name == "all-minilm-l6-v2"
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=f"not found as a directory nor under {tmp_path}"):
+        cp.Encoder.load("all-minilm-l6-v2", threads=1)

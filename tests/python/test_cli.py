@@ -247,3 +247,46 @@ def test_a_fifo_as_a_model_file_ends_models_verify_at_once(tmp_path):
     os.mkfifo(model / "model.pt")
     result = run("models", "verify", model, check=False)
     assert result.returncode == 1 and "found a FIFO" in result.stderr
+
+
+def test_the_demo_runs_from_any_directory(tmp_path):
+    need_default_model()
+    result = subprocess.run([str(CLI), "demo", "--threads", "2"], capture_output=True, text=True, timeout=600,
+                            cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "COUNTERPOINT_MODELS"})
+    assert result.returncode == 0, result.stderr
+    assert "contradiction ranked first: cosine only 0/12" in result.stdout
+
+
+def test_the_installed_cli_starts_from_its_prefix_without_library_paths(tmp_path):
+    prefix = BUILD / "test-install"  # made by scripts/run_tests.sh with cmake --install
+    if not (prefix / "bin" / "counterpoint").exists():
+        pytest.skip(f"no installed CLI under {prefix} (scripts/run_tests.sh installs one)")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "COUNTERPOINT_MODELS")}
+    version = subprocess.run([str(prefix / "bin" / "counterpoint"), "--version"], capture_output=True, text=True,
+                             cwd=tmp_path, env=env, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("counterpoint "), version.stderr
+    assert (prefix / "share" / "counterpoint" / "examples" / "corpus" / "corpus.jsonl").exists()
+
+
+def test_models_verify_takes_an_installed_models_name():
+    need_default_model()
+    verified = run("models", "verify", "sparse-default")
+    assert verified.stdout.startswith(str(MODELS / "sparse-default") + ": ok (sparse-default, 3 files verified)")
+    missing = run("models", "verify", "no-such-model", check=False)
+    assert missing.returncode == 2 and "model 'no-such-model' not found" in missing.stderr
+
+
+def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_path):
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("id\ttext\na\tthe man is playing guitar\nb\tthe woman is eating food\nc\ta dog is running\n")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"_id": "a", "text": "the man is playing guitar"}\n')
+    index = tmp_path / "index"
+    built = run("index", "build", "--corpus", corpus, "--out", index, "--model", TINY_MODEL, "--threads", 1)
+    assert "indexed 3 documents" in built.stdout  # the header row is not a document
+    trec = tmp_path / "run.trec"
+    run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3)
+    assert sorted(line.split()[2] for line in trec.read_text().splitlines()) == ["b", "c"]
+    run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3,
+        "--keep-self")
+    assert trec.read_text().splitlines()[0].split()[2] == "a"

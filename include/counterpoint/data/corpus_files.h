@@ -14,7 +14,9 @@ namespace counterpoint::data {
 std::vector<Document> load_jsonl_documents(const std::string& path);
 
 // TSV corpus in file order: the id is everything before the first tab, the text everything
-// after it (later tabs stay in the text); no header line. Titles are empty. A line without a
+// after it (later tabs stay in the text). A first line that is a header ("id<TAB>text",
+// "_id<TAB>text", "doc_id<TAB>text", "docid<TAB>text", any case) is skipped, never indexed as a
+// document. Titles are empty. A line without a
 // tab, an empty id or a duplicate id throws CorruptFile "file:line: ...".
 std::vector<Document> load_tsv_documents(const std::string& path);
 

@@ -44,6 +44,14 @@ struct EncodeReport {
   std::size_t tokens = 0;     // tokens fed to the network, padding excluded
 };
 
+// A model given by its directory, or by name: $COUNTERPOINT_MODELS/<name> when that variable is
+// set, else ./models/installed/<name>, else <fallback_models_dir>/<name> when given. FileNotFound
+// naming where it looked otherwise. The CLI and the Python module resolve names through this.
+std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir = "");
+// $COUNTERPOINT_MODELS when set, else ./models/installed when it exists, else fallback_models_dir
+// (when given and existing), else "models/installed".
+std::string models_directory(const std::string& fallback_models_dir = "");
+
 class Encoder {
  public:
   // Verifies the manifest's checksums, then loads tokenizer and network.

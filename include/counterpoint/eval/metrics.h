@@ -7,6 +7,8 @@
 //   mrr@k     1 / rank of the first relevant document within the top k, else 0 (BEIR MRR@k)
 //   acc@k     1 when a relevant document is in the top k (acc@1 = top-1 relevant; success_k)
 //   p@r       R-precision: relevant documents in the top R / R, R = relevant count (Rprec)
+//   map       average precision: the sum of precision at each relevant document's rank over the
+//             run as given / the query's relevant count (map); map@k over the top k (map_cut_k)
 // Relevant means grade > 0; unjudged documents count as grade 0.
 #pragma once
 
@@ -24,16 +26,16 @@ using data::Qrels;
 using data::RankedRun;
 using data::ScoredDoc;
 
-enum class MetricKind { Ndcg, Recall, Precision, Mrr, Accuracy, RPrecision };
+enum class MetricKind { Ndcg, Recall, Precision, Mrr, Accuracy, RPrecision, AveragePrecision };
 
 struct Metric {
   MetricKind kind;
-  std::size_t k = 0;  // cutoff; 0 for p@r
+  std::size_t k = 0;  // cutoff; 0 for p@r and for map over the whole run
   std::string name;   // canonical spelling, the key in EvalResult
 };
 
-// Parses "ndcg@10", "recall@100", "p@10" (or "precision@10"), "mrr@10", "acc@1", "p@r" (or
-// "r-precision"), case-insensitively. Unknown names and cutoffs that are not positive integers
+// Parses "ndcg@10", "recall@100", "p@10" (or "precision@10"), "mrr@10", "acc@1", "map",
+// "map@100", "p@r" (or "r-precision"), case-insensitively. Unknown names and cutoffs that are not positive integers
 // throw InvalidArgument.
 Metric parse_metric(const std::string& name);
 

@@ -36,6 +36,19 @@ TEST(TsvDocuments, SplitsOnTheFirstTabOnly) {
   EXPECT_EQ(docs[1].text, "Second\twith a tab.");
 }
 
+// A header row used to be indexed as a document with id "id".
+TEST(TsvDocuments, AHeaderRowIsSkippedNotIndexed) {
+  for (const std::string header : {"id\ttext", "_id\ttext", "DOC_ID\tText", "docid\ttext"}) {
+    const auto docs = load_tsv_documents(scratch_file("header.tsv", header + "\np1\tFirst.\np2\tSecond.\n"));
+    ASSERT_EQ(docs.size(), 2u) << header;
+    EXPECT_EQ(docs[0].id, "p1");
+  }
+  // Only the first line can be a header: a later "id<TAB>text" line is a document.
+  const auto docs = load_tsv_documents(scratch_file("later.tsv", "p1\tFirst.\nid\ttext\n"));
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[1].id, "id");
+}
+
 TEST(TsvDocuments, BadLinesAreCorruptFileWithLineNumbers) {
   std::string no_tab = scratch_file("notab.tsv", "a\tok\r\nno tab here\r\n");
   EXPECT_EQ(corrupt_message([&] { load_tsv_documents(no_tab); }),

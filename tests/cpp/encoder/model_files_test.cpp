@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "counterpoint/core/errors.h"
@@ -70,6 +71,28 @@ TEST_F(ModelFiles, AManifestWithANulAndJunkAppendedIsCorrupt) {
   } catch (const CorruptFile& e) {
     EXPECT_NE(std::string(e.what()).find("NUL byte"), std::string::npos) << e.what();
   }
+}
+
+// A vocabulary with more pieces than the network's embedding table used to load and fail on the
+// first text that used a late piece; the largest id is now tried at load time.
+TEST(ModelVocabulary, AVocabularyLongerThanTheNetworksTableIsRefusedAtLoad) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "cp_model_long_vocabulary";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path tiny = fs::path(COUNTERPOINT_TEST_DATA_DIR) / "training" / "tiny-model";
+  for (const char* name : {"manifest.json", "model.pt"}) fs::copy_file(tiny / name, dir / name);
+  auto vocabulary = nlohmann::json::parse(read_file((tiny / "vocab.json").string()));
+  for (int i = 0; i < 50; ++i) vocabulary.push_back({"\u2581extra" + std::to_string(i), -20.0});
+  write_file_atomic((dir / "vocab.json").string(), vocabulary.dump());
+  ModelManifest manifest = ModelManifest::parse(read_file((tiny / "manifest.json").string()), "manifest.json");
+  manifest.save(dir.string());  // checksums of the longer vocabulary
+  try {
+    Encoder::load(dir.string(), EncoderConfig{1});
+    FAIL() << "loaded";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("pieces but the network cannot embed id"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(FileLimits, RegularFilesWithinTheLimitAreRead) {

@@ -25,7 +25,9 @@ TEST(ParseMetric, AcceptsTheDocumentedSpellingsCaseInsensitively) {
   EXPECT_EQ(parse_metric("Recall@100").k, 100u);
   EXPECT_EQ(parse_metric("R-Precision").name, "p@r");
   EXPECT_EQ(parse_metric("accuracy@1").kind, MetricKind::Accuracy);
-  EXPECT_THROW(parse_metric("map@10"), InvalidArgument);
+  EXPECT_EQ(parse_metric("MAP").name, "map");
+  EXPECT_EQ(parse_metric("map@10").name, "map@10");
+  EXPECT_THROW(parse_metric("bpref@10"), InvalidArgument);
   EXPECT_THROW(parse_metric("ndcg@0"), InvalidArgument);
   EXPECT_THROW(parse_metric("ndcg@ten"), InvalidArgument);
   EXPECT_THROW(parse_metric("ndcg"), InvalidArgument);
@@ -38,6 +40,16 @@ TEST(ParseMetric, AcceptsTheDocumentedSpellingsCaseInsensitively) {
 //   nDCG@3 = 1.2618595 / 4.7618595                            = 0.2649930
 //   DCG@10 = 1.2618595 + 3/log2(5) = 1.2618595 + 1.2920297  = 2.5538892
 //   nDCG@10 = 2.5538892 / 4.7618595 (IDCG counts all three positives) = 0.5363218
+// Relevant at ranks 1 and 3 of four, three relevant in all (one never retrieved): AP sums the
+// precision at each relevant rank, 1/1 + 2/3, over the three (trec_eval's map; map_cut_2 stops at 2).
+TEST(AveragePrecision, SumsPrecisionAtEachRelevantRankOverAllRelevant) {
+  const RankedRun run{{"q", {{"a", 4}, {"x", 3}, {"b", 2}, {"y", 1}}}};
+  const Qrels qrels{{"q", {{"a", 1}, {"b", 2}, {"c", 1}, {"x", 0}}}};
+  EXPECT_NEAR(metric_of(run, qrels, "q", "map"), (1.0 + 2.0 / 3.0) / 3.0, 1e-12);
+  EXPECT_NEAR(metric_of(run, qrels, "q", "map@2"), 1.0 / 3.0, 1e-12);
+  EXPECT_NEAR(metric_of(run, qrels, "q", "map@100"), metric_of(run, qrels, "q", "map"), 1e-12);
+}
+
 TEST(Ndcg, GradedGainsWithTheIdealOverAllJudgedPositives) {
   Qrels qrels{{"q", {{"a", 3}, {"b", 2}, {"c", 1}, {"d", 0}}}};
   RankedRun run{{"q", {{"x", 0.9f}, {"b", 0.8f}, {"d", 0.7f}, {"a", 0.6f}}}};
