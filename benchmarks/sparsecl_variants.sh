@@ -37,7 +37,7 @@ JOB_THREADS=$(( THREADS / JOBS )); (( JOB_THREADS >= 1 )) || JOB_THREADS=1
 
 TABLE="sparsecl_variants_$SET"
 start_table "$TABLE"
-run=("$CLI" run --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$JOB_THREADS" --metrics ndcg@10,recall@100)
+run=("$CLI" run --model use-lite-en --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$JOB_THREADS" --metrics ndcg@10,recall@100)
 
 one_variant() {
   local name="$1" flags="$2" slug

@@ -26,7 +26,7 @@ TABLE=sparsity_functions
 if [[ "$SET" == arguana ]]; then TABLE=sparsity_functions_arguana; fi
 
 start_table "$TABLE"
-run=("$CLI" run --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,recall@100)
+run=("$CLI" run --model use-lite-en --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,recall@100)
 record_run "cosine (zero-shot use-lite-en)" "$SET" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$SET-use-lite"
 for fn in $FUNCTIONS; do
   es="$CACHE/models/$SET-sparsecl-$fn-e$EPOCHS"

@@ -47,7 +47,7 @@ for pair in "sick arguana" "arguana sick"; do
   qrels_var="${target^^}_QRELS"
   qrels="${!qrels_var}"
   require_file "$qrels" "qrels"
-  run=("$CLI" run --dataset "$DATA/$target" --qrels "$qrels" --threads "$THREADS" --metrics ndcg@10,recall@100)
+  run=("$CLI" run --model use-lite-en --dataset "$DATA/$target" --qrels "$qrels" --threads "$THREADS" --metrics ndcg@10,recall@100)
   label="$source -> $target"
   record_run "$label: cosine (zero-shot use-lite-en)" "$target" eval -- "${run[@]}" \
     --index-cache "$CACHE/indexes/$target-use-lite"

@@ -37,11 +37,11 @@ done
 INDEX="$CACHE/indexes/arguana-use-lite-tokens"
 if [[ ! -f "$INDEX/header.json" ]]; then
   echo ">> arguana: encoding the corpus with token embeddings" >&2
-  "$CLI" index build --corpus "$DATA/arguana" --out "$INDEX" --tokens --threads "$THREADS" > "$CACHE/logs/arguana-token-index.log"
+  "$CLI" index build --model use-lite-en --corpus "$DATA/arguana" --out "$INDEX" --tokens --threads "$THREADS" > "$CACHE/logs/arguana-token-index.log"
 fi
 
 start_table verifier_rerank
-run=("$CLI" run --dataset "$DATA/arguana" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,acc@1
+run=("$CLI" run --model use-lite-en --dataset "$DATA/arguana" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,acc@1
      --candidates "$CANDIDATES" --index-cache "$INDEX")
 record_run "pooled cosine (stage 1 alone)" arguana eval -- "${run[@]}"
 record_run "F0 mean of the token map" arguana eval -- "${run[@]}" --scorer mean

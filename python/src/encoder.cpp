@@ -139,6 +139,9 @@ Raises ValueError for invalid UTF-8 or max_length < 0.)")
       .def_property_readonly("directory", &Encoder::directory, "The model directory it was loaded from.")
       .def_property_readonly(
           "name", [](const Encoder& encoder) { return encoder.manifest().name; }, "The model's name.")
+      .def_property_readonly("identity", &Encoder::identity,
+                             "'<name>@<12 hex digits of the network's SHA-256>' (+ the head's): what an index "
+                             "records to refuse rows or queries of another model.")
       .def("__repr__", [](const Encoder& encoder) {
         return "Encoder(name='" + encoder.manifest().name + "', dim=" + std::to_string(encoder.dim()) +
                ", directory='" + encoder.directory() + "')";

@@ -103,6 +103,84 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
   return result;
 }
 
+
+// Query vectors given by the caller instead of texts: E rows, and Es rows for sparsity scorers.
+retrieval::EncodedQueries encoded_from_arrays(const PyIndex& self, py::handle queries, py::handle sparse_queries,
+                                              const retrieval::SearchOptions& options) {
+  if (options.stage1 != retrieval::Stage1::kDense) {
+    throw py::value_error("BM25 needs query texts: stage1 must be 'dense' with query vectors");
+  }
+  if (options.scorer != retrieval::Scorer::kCosine && options.scorer != retrieval::Scorer::kSparsity) {
+    throw py::value_error("token scorers need query texts (their token embeddings come from the encoder)");
+  }
+  retrieval::EncodedQueries encoded;
+  const FloatArray dense = float_array(queries, "queries", "(n, dim)", 1, 2);
+  encoded.dense = Matrix(as_view(dense).rows, as_view(dense).cols,
+                         std::vector<float>(dense.data(), dense.data() + dense.size()));
+  if (encoded.dense.cols() != self.documents->options().dim) {
+    throw py::value_error("query vectors are " + std::to_string(encoded.dense.cols()) + "-wide, the index's E rows " +
+                          std::to_string(self.documents->options().dim));
+  }
+  if (options.scorer == retrieval::Scorer::kSparsity) {
+    if (sparse_queries.is_none()) throw py::value_error("a sparsity scorer with query vectors needs sparse_queries (Es(q))");
+    const FloatArray sparse = float_array(sparse_queries, "sparse_queries", "(n, sparse_dim)", 1, 2);
+    encoded.sparse = Matrix(as_view(sparse).rows, as_view(sparse).cols,
+                            std::vector<float>(sparse.data(), sparse.data() + sparse.size()));
+    if (encoded.sparse.rows() != encoded.dense.rows()) {
+      throw py::value_error("sparse_queries has " + std::to_string(encoded.sparse.rows()) + " rows for " +
+                            std::to_string(encoded.dense.rows()) + " query vectors");
+    }
+  }
+  return encoded;
+}
+
+// Rows the caller computed, added with their ids (texts default to the ids, for display only).
+void add_rows(DocumentIndex& documents, py::handle ids, py::handle embeddings, py::handle sparse_embeddings,
+              py::handle texts) {
+  std::vector<std::string> id_values = text_list(ids, "ids");
+  std::vector<std::string> text_values = texts.is_none() ? id_values : text_list(texts, "texts");
+  if (text_values.size() != id_values.size()) {
+    throw py::value_error("texts and ids must have the same length: " + std::to_string(text_values.size()) +
+                          " texts, " + std::to_string(id_values.size()) + " ids");
+  }
+  const FloatArray dense = float_array(embeddings, "embeddings", "(n, dim)", 2, 2);
+  std::optional<FloatArray> sparse;
+  if (!sparse_embeddings.is_none()) sparse = float_array(sparse_embeddings, "sparse_embeddings", "(n, sparse_dim)", 2, 2);
+  if (documents.options().sparse_dim > 0 && !sparse) {
+    throw py::value_error("the index stores Es rows: pass sparse_embeddings too");
+  }
+  py::gil_scoped_release release;
+  documents.add(id_values, text_values, as_view(dense), sparse ? as_view(*sparse) : MatrixView{});
+}
+
+PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object sparse_embeddings, py::object texts,
+                              const std::string& encoder_id, const std::string& sparse_encoder_id,
+                              const std::string& kind, bool fp16, bool bm25) {
+  if (encoder_id.empty()) {
+    throw py::value_error("encoder_id is required: the identity of the model that made the rows "
+                          "(Encoder.identity), so that rows and queries of another model are refused");
+  }
+  const FloatArray dense = float_array(embeddings, "embeddings", "(n, dim)", 2, 2);
+  index::IndexOptions options;
+  options.dim = std::size_t(dense.shape(1));
+  options.kind = kind;
+  options.encoder_id = encoder_id;
+  if (!sparse_embeddings.is_none()) {
+    const FloatArray sparse = float_array(sparse_embeddings, "sparse_embeddings", "(n, sparse_dim)", 2, 2);
+    options.sparse_dim = std::size_t(sparse.shape(1));
+    if (sparse_encoder_id.empty()) throw py::value_error("sparse_encoder_id is required with sparse_embeddings");
+    options.sparse_encoder_id = sparse_encoder_id;
+  } else if (!sparse_encoder_id.empty()) {
+    throw py::value_error("sparse_encoder_id given without sparse_embeddings");
+  }
+  options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
+                                : index::IndexOptions::SparseStorage::kFloat32;
+  options.build_bm25 = bm25;
+  PyIndex result{std::make_shared<DocumentIndex>(options), nullptr, nullptr};
+  add_rows(*result.documents, ids, embeddings, sparse_embeddings, texts);
+  return result;
+}
+
 }  // namespace
 
 void register_index(py::module_& m) {
@@ -158,13 +236,41 @@ Arguments:
 Raises:
     ValueError for mismatched lengths, duplicate or empty ids, an unknown kind;
     KeyboardInterrupt when cancelled.)")
+      .def_static("build_from_embeddings", &build_from_embeddings, py::arg("ids"), py::arg("embeddings"),
+                  py::arg("sparse_embeddings") = py::none(), py::arg("texts") = py::none(), py::kw_only(),
+                  py::arg("encoder_id"), py::arg("sparse_encoder_id") = "", py::arg("kind") = "flat",
+                  py::arg("fp16") = false, py::arg("bm25") = false,
+                  R"(An index of rows computed elsewhere (a cached encoding, another pipeline).
+
+Arguments:
+    ids: list of str, one unique non-empty id per row.
+    embeddings: E rows, float32 array (n, dim).
+    sparse_embeddings: Es rows (n, sparse_dim) for the sparsity scorers, or None.
+    texts: the documents' texts (shown with hits, used by BM25); None stores the ids.
+    encoder_id, sparse_encoder_id: the identities of the models that made the rows
+        (Encoder.identity): an index never mixes embedding spaces, so they are required.
+    kind, fp16, bm25: as for build (bm25 off by default: texts may be absent).
+
+Search it with query vectors (Index.search(array, sparse_queries=...)), or load it with
+the encoders whose identities it records to search with texts.)")
+      .def(
+          "add_embeddings",
+          [](PyIndex& self, py::object ids, py::object embeddings, py::object sparse_embeddings, py::object texts) {
+            add_rows(*self.documents, ids, embeddings, sparse_embeddings, texts);
+          },
+          py::arg("ids"), py::arg("embeddings"), py::arg("sparse_embeddings") = py::none(),
+          py::arg("texts") = py::none(),
+          R"(Adds rows computed elsewhere, all or nothing (ids checked as by add). The rows must come from
+the models the index records.)")
       .def(
           "search",
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
              const std::string& scorer, std::optional<double> alpha, const std::string& stage1, const std::string& fusion,
              double fusion_lambda, bool guard, py::object prefix_object, py::object exclude,
-             std::shared_ptr<scoring::MapVerifier> verifier) {
-            std::vector<std::string> texts = text_list(queries, "queries");
+             std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries) {
+            // Query vectors (a numeric array) or query texts (a list of str).
+            const bool vectors = py::isinstance<py::array>(queries);
+            std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
             const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
             retrieval::SearchOptions options;
             options.k = positive(k, "k");
@@ -181,11 +287,19 @@ Raises:
             options.fusion = retrieval::parse_fusion(fusion);
             options.fusion_lambda = float(fusion_lambda);
             options.sparsity.identical_guard = guard;
-            std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, texts.size());
+            retrieval::EncodedQueries given;
+            if (vectors) {
+              if (prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
+              given = encoded_from_arrays(self, queries, sparse_queries, options);
+            } else if (!sparse_queries.is_none()) {
+              throw py::value_error("sparse_queries goes with query vectors: pass queries as an array too");
+            }
+            const std::size_t count = vectors ? given.dense.rows() : texts.size();
+            std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, count);
             py::gil_scoped_release release;
             retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
             retrieval::EncodedQueries encoded =
-                retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
+                vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
             encoded.exclude = std::move(excluded);
             return retriever.search_encoded(encoded, options);
           },
@@ -193,11 +307,15 @@ Raises:
           py::arg("scorer") = "cosine", py::arg("alpha") = py::none(), py::arg("stage1") = "dense",
           py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
           py::arg("prefix") = py::none(), py::arg("exclude") = py::none(), py::arg("verifier") = py::none(),
+          py::arg("sparse_queries") = py::none(),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
 Arguments:
-    queries: list of str (a single str raises TypeError: wrap it in a list).
+    queries: list of str (a single str raises TypeError: wrap it in a list), or query vectors
+        E(q) as a float32 array (n, dim) or (dim,) (e.g. from Encoder.encode(..., query=True)),
+        so that one encoding serves many searches (alpha tuning, other k).
+    sparse_queries: with query vectors and a sparsity scorer: Es(q) as an array (n, sparse_dim).
     k: hits per query, >= 1.
     candidates: stage-1 candidates per source (K), >= k.
     scorer: stage-2 score:

@@ -220,3 +220,64 @@ def test_add_cancelled_by_its_progress_callback_adds_nothing(encoder):
     assert len(index) == 2 and "n0" not in index
     index.add(texts, ids, batch_size=128)
     assert len(index) == 292
+
+
+def test_search_takes_query_vectors_and_gives_the_hits_of_query_texts(index, encoder):
+    queries = [TEXTS[0], TEXTS[4]]
+    dense = encoder.encode(queries, query=True)
+    for scorer in ("cosine", "hoyer"):
+        by_text = index.search(queries, k=4, scorer=scorer, alpha=0.5)
+        by_vector = index.search(dense, k=4, scorer=scorer, alpha=0.5,
+                                 sparse_queries=dense if scorer == "hoyer" else None)
+        assert [[h.id for h in hits] for hits in by_vector] == [[h.id for h in hits] for hits in by_text]
+        for a, b in zip(by_vector[0], by_text[0]):
+            assert a.score == pytest.approx(b.score, abs=1e-6) and a.sparsity == pytest.approx(b.sparsity, abs=1e-6)
+    one = index.search(dense[0], k=2)  # a single vector is one query
+    assert len(one) == 1 and one[0][0].id == "d0"
+
+
+def test_query_vectors_are_checked_before_searching(index, encoder):
+    dense = encoder.encode([TEXTS[0]], query=True)
+    with pytest.raises(ValueError, match="needs sparse_queries"):
+        index.search(dense, scorer="hoyer", alpha=1.0)
+    with pytest.raises(ValueError, match="query vectors are 31-wide, the index's E rows 32"):
+        index.search(dense[:, :31])
+    with pytest.raises(ValueError, match="prefix applies to query texts"):
+        index.search(dense, prefix="Not true: ")
+    with pytest.raises(ValueError, match="BM25 needs query texts"):
+        index.search(dense, stage1="bm25")
+    with pytest.raises(ValueError, match="goes with query vectors"):
+        index.search([TEXTS[0]], sparse_queries=dense)
+
+
+def test_an_index_of_precomputed_rows_searches_like_one_built_from_texts(index, encoder):
+    rows = encoder.encode(TEXTS)
+    built = cp.Index.build_from_embeddings(IDS, rows, rows, TEXTS, encoder_id=encoder.identity,
+                                           sparse_encoder_id=encoder.identity)
+    assert len(built) == len(TEXTS) and built.text("d2") == TEXTS[2]
+    queries = encoder.encode([TEXTS[1]], query=True)
+    expected = index.search(queries, k=3, scorer="hoyer", alpha=0.5, sparse_queries=queries)
+    got = built.search(queries, k=3, scorer="hoyer", alpha=0.5, sparse_queries=queries)
+    assert [h.id for h in got[0]] == [h.id for h in expected[0]]
+    more = encoder.encode(["A brand new document about taxes."])
+    built.add_embeddings(["d9"], more, more, ["A brand new document about taxes."])
+    assert len(built) == len(TEXTS) + 1
+    with pytest.raises(ValueError, match="already in the index"):
+        built.add_embeddings(["d9"], more, more)
+    with pytest.raises(ValueError, match="encoder_id is required"):
+        cp.Index.build_from_embeddings(IDS, rows, encoder_id="")
+    with pytest.raises(ValueError, match="sparse_encoder_id is required"):
+        cp.Index.build_from_embeddings(IDS, rows, rows, encoder_id=encoder.identity)
+
+
+def test_alpha_tuning_over_stored_vectors_encodes_the_queries_once(index, encoder):
+    queries = [TEXTS[0], TEXTS[3]]
+    dense = encoder.encode(queries, query=True)
+    qrels = {"q0": {"d4": 1}, "q1": {"d1": 1}}
+
+    def ndcg(alpha):
+        hits = index.search(dense, k=6, scorer="hoyer", alpha=alpha, sparse_queries=dense)
+        return cp.evaluate(cp.hits_to_run(["q0", "q1"], hits), qrels, ["ndcg@10"])["ndcg@10"]
+
+    result = cp.tune_alpha(ndcg, method="grid", lo=0.0, hi=2.0, grid_step=0.5)
+    assert len(result["curve"]) == 5 and result["best_score"] == max(s for _, s in result["curve"])
