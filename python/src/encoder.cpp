@@ -60,29 +60,46 @@ Raises:
       .def(
           "encode",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
-             bool query, py::object prefix) {
-            std::vector<std::string> inputs = text_list(texts, "texts");
+             bool query, py::object prefix, py::object show_progress_bar, bool normalize_embeddings,
+             bool convert_to_numpy) -> py::object {
+            // sentence-transformers' conventions: one str gives one 1-D row.
+            const bool single = py::isinstance<py::str>(texts);
+            std::vector<std::string> inputs =
+                single ? std::vector<std::string>{text_of(texts, "texts")} : text_list(texts, "texts");
             EncodeCall call = encode_call(batch_size, query, optional_text(prefix, "prefix"));
             if (call.prefix) call.options.prefix_override = &*call.prefix;
-            ProgressBridge bridge(progress, "encode");
+            call.options.normalize = normalize_embeddings;
+            ProgressBridge bridge(show_progress_bar.is_none() ? progress : show_progress_bar, "encode");
             call.options.progress = bridge.callback();
             Matrix rows = run_released(bridge, [&] { return encoder.encode(inputs, call.options); });
-            return to_numpy(std::move(rows));
+            py::array_t<float> array = to_numpy(std::move(rows));
+            if (single) array = py::array_t<float>(array[py::int_(0)]);
+            if (convert_to_numpy) return std::move(array);
+            py::object from_numpy = py::module_::import("torch").attr("from_numpy");
+            if (single) return from_numpy(array);
+            py::list tensors;
+            for (py::handle row : array) tensors.append(from_numpy(row));
+            return std::move(tensors);
           },
           py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
-          py::arg("query") = false, py::arg("prefix") = py::none(),
-          R"(Pooled sentence embeddings of `texts`.
+          py::arg("query") = false, py::arg("prefix") = py::none(), py::arg("show_progress_bar") = py::none(),
+          py::arg("normalize_embeddings") = true, py::arg("convert_to_numpy") = true,
+          R"(Pooled sentence embeddings of `texts`, with sentence-transformers' conventions.
 
 Arguments:
-    texts: list of str (a single str raises TypeError: wrap it in a list).
+    texts: a list of str, or one str (then the result is one 1-D row).
     batch_size: texts per network call (inputs are bucketed by length), >= 1.
     progress: True shows a tqdm bar; a callable progress(done, total) is called after each
         batch and cancels the call (KeyboardInterrupt) by returning False. Ctrl-C always cancels.
     query: prepend the manifest's query prefix instead of its document prefix.
     prefix: replaces the manifest's prefix for this call (e.g. a stance instruction).
+    show_progress_bar: sentence-transformers' name for progress (it wins when given).
+    normalize_embeddings: L2-normalise the rows (the default: indexes and scorers expect unit
+        rows); False gives the pooled vectors as the model computes them.
+    convert_to_numpy: True gives a float32 array; False a list of torch tensors (one per text).
 
 Returns:
-    float32 array (len(texts), dim) with L2-normalised rows.
+    float32 array (len(texts), dim), or (dim,) for one str.
 
 The GIL is released while the network runs, so other Python threads keep running.)")
       .def(

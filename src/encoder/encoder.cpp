@@ -118,7 +118,7 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
     TokenBatch batch = model_->tokenize(batch_texts, prefix);
     local.truncated += batch.truncated;
     local.tokens += batch.tokens;
-    torch::Tensor pooled = model_->pooled(batch, /*normalize=*/true).contiguous().to(torch::kFloat32);
+    torch::Tensor pooled = model_->pooled(batch, options.normalize).contiguous().to(torch::kFloat32);
     if (pooled.dim() != 2 || pooled.size(0) != int64_t(positions.size()) || pooled.size(1) != int64_t(out.cols())) {
       throw CorruptFile("model " + manifest_.name + " produced embeddings of another shape than [" +
                         std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");

@@ -68,7 +68,7 @@ def test_prefix_changes_the_embedding(encoder):
 
 def test_bad_arguments_raise_clear_errors(encoder):
     with pytest.raises(TypeError, match="single str"):
-        encoder.encode("one text")
+        encoder.encode_tokens("one text")  # encode takes one str, as sentence-transformers does
     with pytest.raises(TypeError, match=r"texts\[1\] must be str"):
         encoder.encode(["a", 2])
     with pytest.raises(ValueError, match="batch_size must be >= 1"):
@@ -205,3 +205,21 @@ def test_load_finds_an_installed_model_by_name_through_counterpoint_models(tmp_p
     monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path))
     with pytest.raises(FileNotFoundError, match=f"not found as a directory nor under {tmp_path}"):
         cp.Encoder.load("all-minilm-l6-v2", threads=1)
+
+
+def test_encode_follows_sentence_transformers_conventions(encoder):
+    rows = encoder.encode(["cats purr", "dogs bark"])
+    one = encoder.encode("cats purr")
+    assert one.shape == (encoder.dim,)
+    np.testing.assert_allclose(one, rows[0], atol=1e-6)  # alone vs padded in a batch of two
+    seen = []
+    encoder.encode(["a", "b", "c"], batch_size=2, show_progress_bar=lambda done, total: seen.append(done))
+    assert seen == [2, 3]
+    raw = encoder.encode(["cats purr", "dogs bark"], normalize_embeddings=False)
+    norms = np.linalg.norm(raw, axis=1)
+    assert not np.allclose(norms, 1.0)
+    np.testing.assert_allclose(raw / norms[:, None], rows, atol=1e-6)
+    torch = pytest.importorskip("torch")
+    tensors = encoder.encode(["cats purr", "dogs bark"], convert_to_numpy=False)
+    assert isinstance(tensors, list) and all(isinstance(t, torch.Tensor) for t in tensors)
+    np.testing.assert_array_equal(tensors[1].numpy(), rows[1])

@@ -36,6 +36,10 @@ struct EncodeOptions {
   // When set, replaces the manifest's prefix for this call (e.g. a stance instruction).
   const std::string* prefix_override = nullptr;
   ProgressCallback progress;  // (texts done, texts total)
+  // L2-normalise pooled rows (indexes and every scorer expect unit rows); false gives the pooled
+  // vectors (after the head) as they are, for callers that want sentence-transformers'
+  // normalize_embeddings=False.
+  bool normalize = true;
 };
 
 struct EncodeReport {
@@ -58,7 +62,8 @@ class Encoder {
   static std::shared_ptr<Encoder> load(const std::string& model_dir, const EncoderConfig& config = {});
   ~Encoder();
 
-  // (texts.size() x embedding_dim) float32, L2-normalised rows. An empty list gives a 0-row matrix.
+  // (texts.size() x embedding_dim) float32, L2-normalised rows (unless options.normalize is false).
+  // An empty list gives a 0-row matrix.
   Matrix encode(const std::vector<std::string>& texts, const EncodeOptions& options = {},
                 EncodeReport* report = nullptr) const;
   // One (tokens_i x token_dim) matrix per text, L2-normalised rows, padding removed.
