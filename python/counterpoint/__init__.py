@@ -49,6 +49,7 @@ CorruptFileError = _core.CorruptFileError
 Encoder = _core.Encoder
 Index = _core.Index
 Hit = _core.Hit
+SearchResults = _core.SearchResults
 Dataset = _core.Dataset
 Document = _core.Document
 Query = _core.Query
@@ -86,7 +87,7 @@ def hits_to_run(query_ids, hits):
 
     Arguments:
         query_ids: one id per query, in the order the queries were searched.
-        hits: the list returned by Index.search.
+        hits: what Index.search returned (SearchResults, or any list of Hit lists).
     """
     query_ids = list(query_ids)
     if len(query_ids) != len(hits):
@@ -95,7 +96,7 @@ def hits_to_run(query_ids, hits):
 
 
 __all__ = [
-    "__version__", "CorruptFileError", "Encoder", "Index", "Hit", "Dataset", "Document", "Query",
+    "__version__", "CorruptFileError", "Encoder", "Index", "Hit", "SearchResults", "Dataset", "Document", "Query",
     "cosine", "hoyer", "l2_l1", "kappa4", "token_map", "maxsim", "map_mean", "map_maxsim",
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",

@@ -1,6 +1,6 @@
 # Type stub of the counterpoint package (the compiled part lives in counterpoint._core).
 from os import PathLike
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,29 @@ class Hit:
     token: float
     slot: int
 
+class SearchResults:
+    def __len__(self) -> int: ...
+    def __getitem__(self, query: int) -> List[Hit]: ...
+    def __iter__(self) -> Iterator[List[Hit]]: ...
+    @property
+    def k(self) -> int: ...
+    @property
+    def scores(self) -> FloatArray: ...
+    @property
+    def cosine(self) -> FloatArray: ...
+    @property
+    def sparsity(self) -> FloatArray: ...
+    @property
+    def bm25(self) -> FloatArray: ...
+    @property
+    def stage1(self) -> FloatArray: ...
+    @property
+    def token(self) -> FloatArray: ...
+    @property
+    def slots(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def ids(self) -> List[List[str]]: ...
+
 class Index:
     @staticmethod
     def build(texts: Sequence[str], ids: Sequence[str], *, encoder: Encoder,
@@ -76,7 +99,7 @@ class Index:
                guard: bool = ..., prefix: Optional[str] = ...,
                exclude: Optional[Sequence[Optional[Sequence[str]]]] = ...,
                verifier: Optional[MapVerifier] = ...,
-               sparse_queries: Optional[ArrayLike] = ...) -> List[List[Hit]]: ...
+               sparse_queries: Optional[ArrayLike] = ...) -> SearchResults: ...
     def add(self, texts: Sequence[str], ids: Sequence[str], *, progress: Progress = ...,
             batch_size: int = ...) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
@@ -154,12 +177,14 @@ def train_sparsecl(base_model: PathType, triples: Sequence[Triple], output_dir: 
                    temperature: float = ..., sparsity: str = ..., hard_negative_weight: float = ...,
                    weight_decay: float = ..., warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
                    max_steps: int = ..., query_prefix: Optional[str] = ..., model_name: str = ...,
+                   head_only: bool = ..., checkpoint_every: int = ..., resume: bool = ...,
                    progress: Progress = ...) -> TrainReport: ...
 def train_contrastive(base_model: PathType, triples: Sequence[Triple], output_dir: PathType, *,
                       epochs: int = ..., batch_size: int = ..., learning_rate: float = ...,
                       temperature: float = ..., hard_negative_weight: float = ..., weight_decay: float = ...,
                       warmup_ratio: float = ..., seed: int = ..., threads: int = ..., max_steps: int = ...,
                       query_prefix: Optional[str] = ..., model_name: str = ...,
+                      head_only: bool = ..., checkpoint_every: int = ..., resume: bool = ...,
                       progress: Progress = ...) -> TrainReport: ...
 def train_verifier(encoder: Encoder, triples: Sequence[Triple], output_dir: PathType, *,
                    architecture: str = ..., map_size: int = ..., width: int = ..., patch: int = ...,
@@ -167,4 +192,5 @@ def train_verifier(encoder: Encoder, triples: Sequence[Triple], output_dir: Path
                    learning_rate: float = ..., temperature: float = ..., weight_decay: float = ...,
                    warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
                    dev_pairs: Sequence[LabeledPair] = ..., patience: int = ...,
-                   encoder_learning_rate: float = ..., progress: Progress = ...) -> TrainReport: ...
+                   encoder_learning_rate: float = ..., checkpoint_every: int = ..., resume: bool = ...,
+                   progress: Progress = ...) -> TrainReport: ...

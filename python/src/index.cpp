@@ -1,6 +1,7 @@
 // counterpoint.Index and counterpoint.Hit: a DocumentIndex together with the encoder(s) that
 // fill and query it, searched through the two-stage Retriever with the GIL released.
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,24 @@ namespace {
 
 using index::DocumentIndex;
 using retrieval::Hit;
+
+// Index.search's result: a list of per-query Hit lists (indexing, iteration, len), plus FAISS's
+// view of the same: (n, k) arrays padded with -1 (slots) and NaN (scores) past the hits found.
+struct SearchResults {
+  std::vector<std::vector<Hit>> hits;
+  std::size_t k = 0;
+};
+
+py::array_t<float> padded_component(const SearchResults& r, float Hit::*component) {
+  py::array_t<float> out({r.hits.size(), r.k});
+  auto view = out.mutable_unchecked<2>();
+  for (std::size_t q = 0; q < r.hits.size(); ++q) {
+    for (std::size_t j = 0; j < r.k; ++j) {
+      view(q, j) = j < r.hits[q].size() ? r.hits[q][j].*component : std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  return out;
+}
 
 struct PyIndex {
   std::shared_ptr<DocumentIndex> documents;
@@ -210,6 +229,54 @@ Attributes:
                ", token=" + format_score(hit.token) + ")";
       });
 
+  py::class_<SearchResults>(m, "SearchResults", R"(What Index.search returns: per query, a list of up to k Hit objects, best
+first (index it, iterate it, len() it like a list of lists), and the same as FAISS-style arrays:
+
+    scores, cosine, sparsity, bm25, stage1, token: float32 (n, k), NaN past the hits found;
+    slots: int64 (n, k), the documents' rows in the index, -1 past the hits found;
+    ids: per query, the list of document ids.)")
+      .def("__len__", [](const SearchResults& r) { return r.hits.size(); })
+      .def("__getitem__",
+           [](const SearchResults& r, py::ssize_t i) {
+             const auto n = py::ssize_t(r.hits.size());
+             if (i < 0) i += n;
+             if (i < 0 || i >= n) throw py::index_error("query " + std::to_string(i) + " of " + std::to_string(n));
+             return r.hits[std::size_t(i)];
+           })
+      .def("__iter__", [](const SearchResults& r) { return py::make_iterator(r.hits.begin(), r.hits.end()); },
+           py::keep_alive<0, 1>())
+      .def_property_readonly("k", [](const SearchResults& r) { return r.k; })
+      .def_property_readonly("scores", [](const SearchResults& r) { return padded_component(r, &Hit::score); })
+      .def_property_readonly("cosine", [](const SearchResults& r) { return padded_component(r, &Hit::cosine); })
+      .def_property_readonly("sparsity", [](const SearchResults& r) { return padded_component(r, &Hit::sparsity); })
+      .def_property_readonly("bm25", [](const SearchResults& r) { return padded_component(r, &Hit::bm25); })
+      .def_property_readonly("stage1", [](const SearchResults& r) { return padded_component(r, &Hit::stage1); })
+      .def_property_readonly("token", [](const SearchResults& r) { return padded_component(r, &Hit::token); })
+      .def_property_readonly("slots",
+                             [](const SearchResults& r) {
+                               py::array_t<std::int64_t> out({r.hits.size(), r.k});
+                               auto view = out.mutable_unchecked<2>();
+                               for (std::size_t q = 0; q < r.hits.size(); ++q) {
+                                 for (std::size_t j = 0; j < r.k; ++j) {
+                                   view(q, j) = j < r.hits[q].size() ? std::int64_t(r.hits[q][j].slot) : -1;
+                                 }
+                               }
+                               return out;
+                             })
+      .def_property_readonly("ids",
+                             [](const SearchResults& r) {
+                               py::list out;
+                               for (const auto& hits : r.hits) {
+                                 py::list ids;
+                                 for (const Hit& h : hits) ids.append(h.id);
+                                 out.append(ids);
+                               }
+                               return out;
+                             })
+      .def("__repr__", [](const SearchResults& r) {
+        return "SearchResults(queries=" + std::to_string(r.hits.size()) + ", k=" + std::to_string(r.k) + ")";
+      });
+
   py::class_<PyIndex>(m, "Index", R"(A searchable document collection: ids, texts, dense embeddings (E), optionally
 sparse-aware embeddings (Es) and token embeddings, a FAISS index over E and BM25 postings.
 
@@ -301,7 +368,7 @@ the models the index records.)")
             retrieval::EncodedQueries encoded =
                 vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
             encoded.exclude = std::move(excluded);
-            return retriever.search_encoded(encoded, options);
+            return SearchResults{retriever.search_encoded(encoded, options), options.k};
           },
           py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
           py::arg("scorer") = "cosine", py::arg("alpha") = py::none(), py::arg("stage1") = "dense",
@@ -339,7 +406,9 @@ Arguments:
     verifier: a MapVerifier (MapVerifier.load) for scorer="verifier".
 
 Returns:
-    A list with, per query, a list of up to k Hit objects, best first.
+    SearchResults: per query, a list of up to k Hit objects, best first (it indexes and
+    iterates like a list of lists), with FAISS-style (n, k) arrays .scores / .slots (padded
+    with NaN / -1), .cosine, .sparsity, ... and .ids.
 
 Raises:
     ValueError for k or candidates <= 0, candidates < k, an unknown scorer/stage1/fusion name,

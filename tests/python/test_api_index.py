@@ -4,6 +4,7 @@ import os
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 try:
@@ -281,3 +282,17 @@ def test_alpha_tuning_over_stored_vectors_encodes_the_queries_once(index, encode
 
     result = cp.tune_alpha(ndcg, method="grid", lo=0.0, hi=2.0, grid_step=0.5)
     assert len(result["curve"]) == 5 and result["best_score"] == max(s for _, s in result["curve"])
+
+
+def test_search_results_read_as_hit_lists_and_as_faiss_style_padded_arrays(index):
+    result = index.search([TEXTS[0], TEXTS[5]], k=8, scorer="hoyer", alpha=0.5)  # 6 documents: 2 pads
+    assert len(result) == 2 and result.k == 8 and repr(result) == "SearchResults(queries=2, k=8)"
+    assert [h.id for h in result[0]] == result.ids[0] and [h.id for h in result[-1]] == result.ids[1]
+    assert [len(hits) for hits in result] == [6, 6]
+    assert result.scores.shape == (2, 8) and result.scores.dtype == np.float32
+    assert np.isnan(result.scores[:, 6:]).all() and (result.slots[:, 6:] == -1).all()
+    np.testing.assert_array_equal(result.scores[0, :6], [h.score for h in result[0]])
+    np.testing.assert_array_equal(result.sparsity[1, :6], [h.sparsity for h in result[1]])
+    np.testing.assert_array_equal(result.slots[0, :6], [h.slot for h in result[0]])
+    with pytest.raises(IndexError):
+        result[2]
