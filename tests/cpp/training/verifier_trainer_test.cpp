@@ -249,6 +249,28 @@ TEST(TrainVerifier, ACheckpointOfAnotherConfigurationIsRefusedUnlessResumingIsOf
   EXPECT_EQ(train_verifier(*encoder, triples, changed).resumed_from, 0u);
 }
 
+// The verifier trainer shares the encoder trainer's checkpoints, checksums included.
+TEST(TrainVerifier, ADamagedCheckpointIsRefusedRatherThanResumed) {
+  auto encoder = Encoder::load(kTinyModel);
+  const auto triples = near_miss_triples();
+  auto config = tiny_config(fresh_dir("damaged-checkpoint"));
+  config.epochs = 4;
+  config.checkpoint_every = 2;
+  EXPECT_THROW(train_verifier(*encoder, triples, config, [](const TrainProgress& p) { return p.step < 5; }),
+               Cancelled);
+  const std::string weights = config.output_dir + "/checkpoint/verifier.pt";
+  ASSERT_TRUE(path_exists(weights));
+  std::string bytes = read_file(weights);
+  bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x01);
+  write_file_atomic(weights, bytes);
+  try {
+    train_verifier(*encoder, triples, config);
+    ADD_FAILURE() << "a damaged checkpoint was resumed";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("verifier.pt fails its SHA-256 checksum"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainVerifier, ARunThatStoppedEarlyStaysStoppedWhenResumed) {
   auto encoder = Encoder::load(kTinyModel);
   const auto triples = near_miss_triples();
