@@ -15,6 +15,10 @@
 
 namespace counterpoint::python {
 
+// The training defaults have one home, the C++ configs; the CLI reads the same ones.
+const training::TrainConfig kTrainDefaults{};
+const training::VerifierTrainConfig kVerifierDefaults{};
+
 namespace {
 
 using training::LabeledPair;
@@ -189,10 +193,12 @@ void register_training(py::module_& m) {
                              seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
                              progress);
       },
-      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
-      py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.02,
-      py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01,
-      py::arg("warmup_ratio") = 0.1, py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0,
+      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
+      py::arg("epochs") = kTrainDefaults.epochs, py::arg("batch_size") = kTrainDefaults.batch_size,
+      py::arg("learning_rate") = kTrainDefaults.learning_rate, py::arg("temperature") = kTrainDefaults.temperature,
+      py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = kTrainDefaults.hard_negative_weight,
+      py::arg("weight_decay") = kTrainDefaults.weight_decay, py::arg("warmup_ratio") = kTrainDefaults.warmup_ratio,
+      py::arg("seed") = kTrainDefaults.seed, py::arg("threads") = 0, py::arg("max_steps") = 0,
       py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("head_only") = false,
       py::arg("checkpoint_every") = 0,
       py::arg("resume") = true, py::arg("progress") = false,
@@ -213,10 +219,13 @@ void register_training(py::module_& m) {
                              seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
                              progress);
       },
-      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("epochs") = 1,
-      py::arg("batch_size") = 32, py::arg("learning_rate") = 2e-5, py::arg("temperature") = 0.05,
-      py::arg("hard_negative_weight") = 0.0, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
-      py::arg("seed") = 42, py::arg("threads") = 0, py::arg("max_steps") = 0, py::arg("query_prefix") = py::none(),
+      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
+      py::arg("epochs") = kTrainDefaults.epochs, py::arg("batch_size") = kTrainDefaults.batch_size,
+      py::arg("learning_rate") = kTrainDefaults.learning_rate, py::arg("temperature") = kTrainDefaults.temperature,
+      py::arg("hard_negative_weight") = kTrainDefaults.hard_negative_weight,
+      py::arg("weight_decay") = kTrainDefaults.weight_decay, py::arg("warmup_ratio") = kTrainDefaults.warmup_ratio,
+      py::arg("seed") = kTrainDefaults.seed, py::arg("threads") = 0, py::arg("max_steps") = 0,
+      py::arg("query_prefix") = py::none(),
       py::arg("model_name") = "", py::arg("head_only") = false, py::arg("checkpoint_every") = 0,
       py::arg("resume") = true,
       py::arg("progress") = false,
@@ -269,9 +278,11 @@ void register_training(py::module_& m) {
       },
       py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("architecture") = "cnn",
       py::arg("map_size") = scoring::VerifierShape{}.map_size, py::arg("width") = scoring::VerifierShape{}.width, py::arg("patch") = 8, py::arg("feed_forward") = 32,
-      py::arg("dropout") = 0.1, py::arg("epochs") = 3, py::arg("batch_size") = 32, py::arg("learning_rate") = 1e-4,
-      py::arg("temperature") = 0.1, py::arg("weight_decay") = 0.01, py::arg("warmup_ratio") = 0.1,
-      py::arg("seed") = 42, py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
+      py::arg("dropout") = 0.1, py::arg("epochs") = kVerifierDefaults.epochs,
+      py::arg("batch_size") = kVerifierDefaults.batch_size, py::arg("learning_rate") = kVerifierDefaults.learning_rate,
+      py::arg("temperature") = kVerifierDefaults.temperature, py::arg("weight_decay") = kVerifierDefaults.weight_decay,
+      py::arg("warmup_ratio") = kVerifierDefaults.warmup_ratio, py::arg("seed") = kVerifierDefaults.seed,
+      py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
       py::arg("patience") = 0, py::arg("encoder_learning_rate") = 0.0, py::arg("checkpoint_every") = 0,
       py::arg("resume") = true, py::arg("progress") = false,
       R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored

@@ -22,9 +22,13 @@ struct TrainArgs {
   std::string loss, base = kDefaultDenseModel, dense_model = kDefaultDenseModel, data = "tsv", dataset, qrels, pairs, out,
               name, prefix, sparsity = "hoyer", curriculum = "mixed";
   std::vector<std::string> triples, dev_triples;
-  std::size_t epochs = 1, batch = 32, max_steps = 0, stance_count = 2000, negatives = 1;
-  double lr = 2e-5, temperature = 0.02, weight_decay = 0.01, warmup = 0.1, hard_weight = 0.0;
-  std::uint64_t seed = 42;
+  // Defaults from the one home of training defaults, the C++ config (Python reads the same).
+  std::size_t epochs = training::TrainConfig{}.epochs, batch = training::TrainConfig{}.batch_size, max_steps = 0,
+              stance_count = 2000, negatives = 1;
+  double lr = training::TrainConfig{}.learning_rate, temperature = training::TrainConfig{}.temperature,
+         weight_decay = training::TrainConfig{}.weight_decay, warmup = training::TrainConfig{}.warmup_ratio,
+         hard_weight = training::TrainConfig{}.hard_negative_weight;
+  std::uint64_t seed = training::TrainConfig{}.seed;
   int threads = 0;
   bool has_prefix = false, head_only = false;
   CheckpointArgs checkpoint;

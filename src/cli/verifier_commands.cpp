@@ -41,13 +41,17 @@ void print_near_miss_row(const std::string& scorer, const training::NearMissRepo
 void add_train_verifier_command(CLI::App& train) {
   struct Args {
     std::string model = kDefaultDenseModel, pairs, dev_pairs, out, architecture = "cnn";
-    double min_overlap = 0.5, lr = 1e-4, temperature = 0.1, weight_decay = 0.01, warmup = 0.1, dropout = 0.1,
-           encoder_lr = 0.0;
-    std::size_t epochs = 3, batch = 32, patience = 0;
+    // Defaults from the C++ config, as Python's train_verifier reads them.
+    double min_overlap = 0.5, lr = training::VerifierTrainConfig{}.learning_rate,
+           temperature = training::VerifierTrainConfig{}.temperature,
+           weight_decay = training::VerifierTrainConfig{}.weight_decay,
+           warmup = training::VerifierTrainConfig{}.warmup_ratio, dropout = 0.1, encoder_lr = 0.0;
+    std::size_t epochs = training::VerifierTrainConfig{}.epochs, batch = training::VerifierTrainConfig{}.batch_size,
+                patience = 0;
     CheckpointArgs checkpoint;
     int map_size = scoring::VerifierShape{}.map_size, width = scoring::VerifierShape{}.width, patch = 8,
         feed_forward = 32, threads = 0;
-    std::uint64_t seed = 42;
+    std::uint64_t seed = training::VerifierTrainConfig{}.seed;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = train.add_subcommand("verifier", "Train a map verifier (F3 cnn, F4 transformer) on SICK near-misses");
