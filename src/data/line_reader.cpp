@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/json_document.h"
 
 namespace counterpoint::data::detail {
 
@@ -35,11 +36,7 @@ void throw_line_error(const std::string& path, std::size_t line, const std::stri
 
 void require_text(std::string_view text, const std::string& path, std::size_t line) {
   // A NUL would end a JSON line early in nlohmann's parser and hide what follows it.
-  const std::size_t nul = text.find('\0');
-  if (nul != std::string_view::npos) {
-    throw CorruptFile(path + ":" + std::to_string(line) + ":" + std::to_string(nul + 1) +
-                      ": NUL byte (text files may not contain one)");
-  }
+  require_no_nul(text, path, line);
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
   std::size_t offset = 0;
   while (offset < text.size()) {

@@ -122,6 +122,24 @@ void swap_into_place(const fs::path& fresh, const fs::path& target) {
   fs::remove_all(old, ec);
 }
 
+// Where save(dir) writes: the normalised target directory, its parent, and the name of the
+// hidden working directory a save of this process makes beside the target ("<tag>" after the pid).
+struct SavePaths {
+  fs::path target, parent;
+  fs::path working(const std::string& tag) const {
+    return parent / ("." + target.filename().string() + ".saving-" + std::to_string(::getpid()) + "-" + tag);
+  }
+};
+
+SavePaths save_paths(const std::string& dir) {
+  if (dir.empty()) throw InvalidArgument("save: directory path is empty");
+  SavePaths paths;
+  paths.target = fs::path(dir).lexically_normal();
+  if (!paths.target.has_filename()) paths.target = paths.target.parent_path();
+  paths.parent = paths.target.has_parent_path() ? paths.target.parent_path() : fs::path(".");
+  return paths;
+}
+
 // Removes what saves of `target` killed part-way left beside it: ".NAME.saving-PID-N"
 // directories whose process no longer runs. A ".old" one is the previous index of a save that
 // died between its two renames; it is removed only once `target` exists again.
@@ -239,17 +257,16 @@ class Cursor {
 }  // namespace
 
 void DocumentIndex::require_saveable(const std::string& dir) {
-  if (dir.empty()) throw InvalidArgument("save: directory path is empty");
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const SavePaths paths = save_paths(dir);
+  const fs::path& target = paths.target;
+  const fs::path& parent = paths.parent;
   std::error_code ec;
   if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
     throw IoError("cannot save an index to " + target.string() + ": it exists and is not a directory");
   }
   fs::create_directories(parent, ec);
   if (ec) throw IoError("cannot save an index to " + target.string() + ": cannot create " + parent.string() + ": " + ec.message());
-  const fs::path probe = parent / ("." + target.filename().string() + ".saving-" + std::to_string(::getpid()) + "-probe");
+  const fs::path probe = paths.working("probe");
   if (!fs::create_directory(probe, ec) || ec) {
     throw IoError("cannot save an index to " + target.string() + ": " + parent.string() + " is not writable (" +
                   ec.message() + ")");
@@ -260,12 +277,10 @@ void DocumentIndex::require_saveable(const std::string& dir) {
 void DocumentIndex::save(const std::string& dir) const {
   static std::atomic<unsigned> save_counter{0};
   const State& st = *state_;
-  if (dir.empty()) throw InvalidArgument("save: directory path is empty");
-  fs::path target = fs::path(dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path fresh = parent / ("." + target.filename().string() + ".saving-" + std::to_string(::getpid()) +
-                                   "-" + std::to_string(save_counter++));
+  const SavePaths paths = save_paths(dir);
+  const fs::path& target = paths.target;
+  const fs::path& parent = paths.parent;
+  const fs::path fresh = paths.working(std::to_string(save_counter++));
   std::error_code ec;
   fs::create_directories(parent, ec);
   remove_stale_saves(parent, target);
