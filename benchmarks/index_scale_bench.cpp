@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
     const bool peak_is_per_kind = reset_peak_rss();
     auto t0 = std::chrono::steady_clock::now();
     DocumentIndex index(o);
-    index.add(ids, texts, corpus);
+    index.add(texts, ids, corpus);
     const double build = seconds_since(t0);
     const double bytes_per_doc = double(index.memory_bytes()) / double(index.size());
 

@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < f.docs; ++i) ids[i] = "doc" + std::to_string(i);
     const Matrix dense = random_unit_rows(f.docs, f.dim, gen);
     const Matrix sparse = random_unit_rows(f.docs, f.dim, gen);
-    idx->add(ids, texts, dense, sparse);
+    idx->add(texts, ids, dense, sparse);
   }
   const retrieval::Retriever retriever(idx, nullptr);
   constexpr std::size_t kQueryPool = 1024;

@@ -53,18 +53,6 @@ void require_encoder(const std::shared_ptr<Encoder>& encoder) {
 }
 
 // Checks that the encoders produce the widths the stored rows have.
-void check_encoders(const DocumentIndex& documents, const Encoder& encoder, const Encoder* sparse) {
-  const index::IndexOptions& options = documents.options();
-  if (sparse && options.sparse_dim == 0) {
-    throw py::value_error("sparse_encoder given but the index stores no sparse-aware embeddings (Es)");
-  }
-  retrieval::check_encoders(documents, &encoder, sparse);
-  if (options.store_token_embeddings && encoder.token_dim() != options.token_dim) {
-    throw py::value_error("encoder token width " + std::to_string(encoder.token_dim()) +
-                          " differs from the index's token width " + std::to_string(options.token_dim));
-  }
-}
-
 std::vector<std::vector<std::string>> exclude_lists(py::handle exclude, std::size_t queries) {
   std::vector<std::vector<std::string>> lists;
   if (exclude.is_none()) return lists;
@@ -115,7 +103,7 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
   PyIndex result{std::make_shared<DocumentIndex>(options), encoder, sparse_encoder};
   ProgressBridge bridge(progress, "index");
   run_released(bridge, [&] {
-    retrieval::add_documents(*result.documents, id_values, text_values, *encoder, sparse_encoder.get(),
+    retrieval::add_documents(*result.documents, text_values, id_values, *encoder, sparse_encoder.get(),
                              batch, bridge.callback());
     return 0;
   });
@@ -169,7 +157,7 @@ void add_rows(DocumentIndex& documents, py::handle ids, py::handle embeddings, p
     throw py::value_error("the index stores Es rows: pass sparse_embeddings too");
   }
   py::gil_scoped_release release;
-  documents.add(id_values, text_values, as_view(dense), sparse ? as_view(*sparse) : MatrixView{});
+  documents.add(text_values, id_values, as_view(dense), sparse ? as_view(*sparse) : MatrixView{});
 }
 
 PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object sparse_embeddings, py::object texts,
@@ -334,7 +322,7 @@ the models the index records.)")
           [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
              const std::string& scorer, std::optional<double> alpha, const std::string& stage1, const std::string& fusion,
              double fusion_lambda, bool guard, py::object prefix_object, py::object exclude,
-             std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries) {
+             std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries, int ef_search, int nprobe) {
             // Query vectors (a numeric array) or query texts (a list of str).
             const bool vectors = py::isinstance<py::array>(queries);
             std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
@@ -354,6 +342,10 @@ the models the index records.)")
             options.fusion = retrieval::parse_fusion(fusion);
             options.fusion_lambda = float(fusion_lambda);
             options.sparsity.identical_guard = guard;
+            if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
+            if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
+            options.dense_params.ef_search = ef_search;
+            options.dense_params.nprobe = nprobe;
             retrieval::EncodedQueries given;
             if (vectors) {
               if (prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
@@ -374,7 +366,7 @@ the models the index records.)")
           py::arg("scorer") = "cosine", py::arg("alpha") = py::none(), py::arg("stage1") = "dense",
           py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
           py::arg("prefix") = py::none(), py::arg("exclude") = py::none(), py::arg("verifier") = py::none(),
-          py::arg("sparse_queries") = py::none(),
+          py::arg("sparse_queries") = py::none(), py::arg("ef_search") = 0, py::arg("nprobe") = 0,
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -404,6 +396,8 @@ Arguments:
     prefix: replaces the encoder's query prefix for these queries (e.g. a stance instruction).
     exclude: None, or one list of ids per query that are never returned (e.g. the query's own id).
     verifier: a MapVerifier (MapVerifier.load) for scorer="verifier".
+    ef_search: HNSW efSearch for this call (never below candidates); 0 = the index's default.
+    nprobe: IVF lists probed for this call; 0 = the index's default (ceil(nlist / 8)).
 
 Returns:
     SearchResults: per query, a list of up to k Hit objects, best first (it indexes and
@@ -411,7 +405,7 @@ Returns:
     with NaN / -1), .cosine, .sparsity, ... and .ids.
 
 Raises:
-    ValueError for k or candidates <= 0, candidates < k, an unknown scorer/stage1/fusion name,
+    ValueError for k or candidates <= 0, candidates < k, negative ef_search or nprobe, an unknown scorer/stage1/fusion name,
     a scorer the index lacks the embeddings for, or a wrongly sized exclude.
     The GIL is released while searching.)")
       .def(
@@ -427,7 +421,7 @@ Raises:
             const std::size_t batch = positive(batch_size, "batch_size");
             ProgressBridge bridge(progress, "index");
             run_released(bridge, [&] {
-              retrieval::add_documents(*self.documents, id_values, text_values, *self.encoder,
+              retrieval::add_documents(*self.documents, text_values, id_values, *self.encoder,
                                        self.sparse_encoder.get(), batch, bridge.callback());
               return 0;
             });
@@ -486,7 +480,7 @@ same ones again to Index.load. Raises OSError on file-system failures.)")
               py::gil_scoped_release release;
               documents = std::make_shared<DocumentIndex>(DocumentIndex::load(directory));
             }
-            check_encoders(*documents, *encoder, sparse_encoder.get());
+            retrieval::check_encoders(*documents, encoder.get(), sparse_encoder.get());
             return PyIndex{documents, encoder, sparse_encoder};
           },
           py::arg("path"), py::kw_only(), py::arg("encoder"), py::arg("sparse_encoder") = nullptr,

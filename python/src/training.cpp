@@ -24,20 +24,19 @@ namespace {
 using training::LabeledPair;
 using training::Triple;
 
-py::dict report_dict(std::size_t steps, double final_loss, const std::vector<double>& loss_curve,
-                     double examples_per_second, const std::vector<double>& dev_scores,
-                     const std::optional<double>& best_dev_score, bool stopped_early, const std::string& output_dir,
-                     std::size_t resumed_from) {
+// Either trainer's report, as the dict Python returns.
+py::dict report_dict(const training::TrainReport& report) {
   py::dict d;
-  d["steps"] = steps;
-  d["resumed_from"] = resumed_from;
-  d["final_loss"] = final_loss;
-  d["loss_curve"] = loss_curve;
-  d["examples_per_second"] = examples_per_second;
-  d["dev_scores"] = dev_scores;
-  d["best_dev_score"] = best_dev_score ? py::object(py::float_(*best_dev_score)) : py::object(py::none());
-  d["stopped_early"] = stopped_early;
-  d["output_dir"] = output_dir;
+  d["steps"] = report.steps;
+  d["resumed_from"] = report.resumed_from;
+  d["final_loss"] = report.final_loss;
+  d["loss_curve"] = report.loss_curve;
+  d["examples_per_second"] = report.examples_per_second;
+  d["dev_scores"] = report.dev_scores;
+  d["best_dev_score"] =
+      report.best_dev_score ? py::object(py::float_(*report.best_dev_score)) : py::object(py::none());
+  d["stopped_early"] = report.stopped_early;
+  d["output_dir"] = report.output_dir;
   return d;
 }
 
@@ -65,7 +64,7 @@ py::dict train_encoder(training::LossKind loss, const std::string& base_model, c
   training::TrainConfig config;
   config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
   config.loss = loss;
-  config.sparsity = training::parse_sparsity_kind(sparsity);
+  config.sparsity = scoring::parse_sparsity(sparsity);
   config.epochs = at_least_one(epochs, "epochs");
   config.batch_size = at_least_one(batch_size, "batch_size");
   config.learning_rate = learning_rate;
@@ -87,9 +86,7 @@ py::dict train_encoder(training::LossKind loss, const std::string& base_model, c
   const auto report = run_released(bridge, [&] {
     return training::train(base_model, triples, config, train_progress(bridge));
   });
-  return report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
-                     report.dev_scores, report.best_dev_score, report.stopped_early, report.output_dir,
-                     report.resumed_from);
+  return report_dict(report);
 }
 
 constexpr const char* kEncoderTrainingArguments = R"(
@@ -155,7 +152,7 @@ void register_training(py::module_& m) {
       .def_readwrite("near_miss", &LabeledPair::near_miss)
       .def(py::self == py::self);
 
-  m.def("load_triples", &training::load_tsv_triples, py::arg("path"),
+  m.def("load_triples", py::overload_cast<const std::string&>(&training::load_tsv_triples), py::arg("path"),
         "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");
   m.def("sick_triples", &training::sick_triples, py::arg("pairs_path"), py::arg("corpus_path"), py::arg("seed") = 42,
         "SparseCL triples from SICK's pairs_<split>.tsv: one per directed contradiction, an entailed (else the "
@@ -270,9 +267,7 @@ void register_training(py::module_& m) {
         const auto report = run_released(bridge, [&] {
           return training::train_verifier(*encoder, triples, config, train_progress(bridge));
         });
-        py::dict result = report_dict(report.steps, report.final_loss, report.loss_curve, report.examples_per_second,
-                                      report.dev_scores, report.best_dev_score, report.stopped_early,
-                                      report.output_dir, report.resumed_from);
+        py::dict result = report_dict(report);
         result["encoder_dir"] = report.encoder_dir.empty() ? py::object(py::none()) : py::str(report.encoder_dir);
         return result;
       },

@@ -34,9 +34,6 @@ std::string default_example_corpus();
 // A model given by directory path, or by name under default_models_dir().
 std::string resolve_model(const std::string& name_or_dir);
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads);
-// Hits of queries query_ids[i] as a TREC-style run, scores as ranked.
-data::RankedRun ranked_run(const std::vector<std::string>& query_ids,
-                           const std::vector<std::vector<retrieval::Hit>>& hits);
 // A progress line on stderr, redrawn in place.
 ProgressCallback stderr_progress(const std::string& label);
 

@@ -53,7 +53,7 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
     ids.push_back(d.id);
     texts.push_back(data::encoding_text(d));
   }
-  retrieval::add_documents(*built, ids, texts, encoder, sparse, 64, stderr_progress("encoding corpus"));
+  retrieval::add_documents(*built, texts, ids, encoder, sparse, 64, stderr_progress("encoding corpus"));
   if (!cache.empty()) built->save(cache);
   return built;
 }

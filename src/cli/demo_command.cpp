@@ -74,7 +74,7 @@ void add_demo_command(CLI::App& app) {
       texts.push_back(data::encoding_text(d));
     }
     for (const auto& q : dataset.queries) queries.push_back(q.text);
-    retrieval::add_documents(*idx, ids, texts, *encoder, sparse.get());
+    retrieval::add_documents(*idx, texts, ids, *encoder, sparse.get());
     retrieval::Retriever retriever(idx, encoder, sparse);
 
     retrieval::SearchOptions cosine_only;

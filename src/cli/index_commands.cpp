@@ -47,7 +47,7 @@ void add_index_commands(CLI::App& app) {
       ids.push_back(d.id);
       texts.push_back(data::encoding_text(d));
     }
-    retrieval::add_documents(built, ids, texts, *encoder, sparse.get(), a->batch, stderr_progress("encoding"));
+    retrieval::add_documents(built, texts, ids, *encoder, sparse.get(), a->batch, stderr_progress("encoding"));
     built.save(a->out);
     std::cout << "indexed " << built.size() << " documents into " << a->out << "\n";
   });

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "counterpoint/eval/retrieval_task.h"
 #include "corpus_input.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -89,7 +90,7 @@ data::RankedRun to_run(const std::vector<data::Query>& queries,
                        const std::vector<std::vector<retrieval::Hit>>& hits) {
   std::vector<std::string> ids;
   for (const auto& q : queries) ids.push_back(q.id);
-  return ranked_run(ids, hits);
+  return eval::ranked_run(ids, hits);
 }
 
 void print_hits(const data::Query& query, const std::vector<retrieval::Hit>& hits,
@@ -106,16 +107,6 @@ void print_hits(const data::Query& query, const std::vector<retrieval::Hit>& hit
 }
 
 }  // namespace
-
-data::RankedRun ranked_run(const std::vector<std::string>& query_ids,
-                           const std::vector<std::vector<retrieval::Hit>>& hits) {
-  data::RankedRun run;
-  for (std::size_t i = 0; i < query_ids.size(); ++i) {
-    auto& ranking = run[query_ids[i]];
-    for (const auto& h : hits[i]) ranking.push_back({h.id, h.score});
-  }
-  return run;
-}
 
 void add_search_commands(CLI::App& app) {
   // ---- search --------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "commands.h"
+#include "counterpoint/eval/retrieval_task.h"
 #include "corpus_input.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -103,7 +104,7 @@ void add_stance_command(CLI::App& app) {
     std::map<std::string, std::size_t> positives;  // R per query, which bounds the depth P@R needs
     for (const auto& q : queries) {
       for (const auto& [doc, label] : document_labels) {
-        positives[q.id] += eval::classify(query_labels.at(q.id), label) == eval::DocumentClass::Positive;
+        positives[q.id] += eval::classify(query_labels.at(q.id), label) == eval::DocumentClass::kPositive;
       }
     }
     std::size_t depth = 10;
@@ -127,7 +128,7 @@ void add_stance_command(CLI::App& app) {
         }
         if (ids.empty()) continue;
         const std::string prefix = stance == "support" ? t.support : t.attack;
-        const auto part = ranked_run(ids, retriever.search(topics, options, &prefix));
+        const auto part = eval::ranked_run(ids, retriever.search(topics, options, &prefix));
         run.insert(part.begin(), part.end());
       }
       const auto scores = eval::evaluate_stance(run, query_labels, document_labels).mean;

@@ -3,14 +3,12 @@
 // on a held-out retrieval task, recording alpha and the dev scores in the manifest.
 #include <iomanip>
 #include <iostream>
-#include <map>
 
 #include "commands.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
-#include "counterpoint/eval/alpha_search.h"
-#include "counterpoint/eval/metrics.h"
-#include "counterpoint/retrieval/retriever.h"
+#include "counterpoint/encoder/encoder.h"
+#include "counterpoint/eval/retrieval_task.h"
 #include "counterpoint/training/trainer.h"
 #include "counterpoint/training/triples.h"
 
@@ -34,74 +32,18 @@ struct TrainArgs {
   CheckpointArgs checkpoint;
 };
 
-std::vector<training::Triple> load_triple_files(const std::vector<std::string>& paths) {
-  std::vector<training::Triple> all;
-  for (const auto& path : paths) {
-    auto part = training::load_tsv_triples(path);
-    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-  }
-  return all;
-}
-
-std::vector<training::Triple> build_triples(const TrainArgs& a) {
-  const auto need = [](const std::string& value, const char* flag) {
-    if (value.empty()) throw InvalidArgument(std::string("this --data source needs ") + flag);
-  };
-  if (a.data == "tsv") {
-    if (a.triples.empty()) throw InvalidArgument("--data tsv needs --triples FILE [FILE ...]");
-    return load_triple_files(a.triples);
-  }
-  if (a.data == "arguana") {
-    need(a.dataset, "--dataset");
-    need(a.qrels, "--qrels");
-    training::ArguAnaTripleOptions options;
-    options.negatives_per_anchor = a.negatives;
-    options.seed = a.seed;
-    return training::arguana_triples(a.dataset, a.qrels, join_path(a.dataset, "metadata.jsonl"), options);
-  }
-  if (a.data == "sick") {
-    need(a.pairs, "--pairs");
-    need(a.dataset, "--dataset");
-    return training::sick_triples(a.pairs, join_path(a.dataset, "corpus.jsonl"), a.seed);
-  }
-  if (a.data == "stance") {
-    need(a.dataset, "--dataset");
-    need(a.qrels, "--qrels");
-    training::StanceTripleOptions options;
-    options.curriculum = training::parse_stance_curriculum(a.curriculum);
-    options.count = a.stance_count;
-    options.seed = a.seed;
-    return training::claim_stance_triples(a.dataset, a.qrels, join_path(a.dataset, "metadata.jsonl"), options);
-  }
-  throw InvalidArgument("unknown --data '" + a.data + "' (expected tsv, arguana, sick or stance)");
-}
-
-// A retrieval task made of held-out triples: each anchor is a query whose relevant passage is
-// its positive (the contradiction); every positive and negative is in the corpus.
-struct DevTask {
-  std::vector<std::string> doc_ids, doc_texts, query_ids, query_texts;
-  data::Qrels qrels;
-};
-
-DevTask dev_task(const std::vector<training::Triple>& triples) {
-  DevTask task;
-  std::map<std::string, std::string> id_of;
-  const auto add_doc = [&](const std::string& text) {
-    auto [it, fresh] = id_of.emplace(text, "d" + std::to_string(id_of.size()));
-    if (fresh) {
-      task.doc_ids.push_back(it->second);
-      task.doc_texts.push_back(text);
-    }
-    return it->second;
-  };
-  for (std::size_t i = 0; i < triples.size(); ++i) {
-    const std::string qid = "q" + std::to_string(i);
-    task.query_ids.push_back(qid);
-    task.query_texts.push_back(triples[i].anchor);
-    task.qrels[qid][add_doc(triples[i].positive)] = 1;
-    for (const auto& n : triples[i].negatives) add_doc(n);
-  }
-  return task;
+training::TripleSource triple_source(const TrainArgs& a) {
+  training::TripleSource source;
+  source.data = training::parse_triple_data(a.data);
+  source.triple_files = a.triples;
+  source.dataset = a.dataset;
+  source.qrels = a.qrels;
+  source.pairs = a.pairs;
+  source.negatives_per_anchor = a.negatives;
+  source.curriculum = training::parse_stance_curriculum(a.curriculum);
+  source.stance_count = a.stance_count;
+  source.seed = a.seed;
+  return source;
 }
 
 }  // namespace
@@ -147,11 +89,11 @@ void add_train_commands(CLI::App& app) {
                   "Train only a linear head on the pooled embedding; the network stays frozen and each text is "
                   "encoded once");
     cmd->callback([a] {
-      const auto triples = build_triples(*a);
+      const auto triples = training::build_triples(triple_source(*a));
       std::cerr << "training on " << triples.size() << " triples\n";
       training::TrainConfig config;
       config.loss = training::parse_loss_kind(a->loss);
-      config.sparsity = training::parse_sparsity_kind(a->sparsity);
+      config.sparsity = scoring::parse_sparsity(a->sparsity);
       if (a->head_only) {
         config.trained_weights = training::TrainedWeights::kHead;
         std::cerr << "head only: encoding every distinct text once with the frozen network first\n";
@@ -187,38 +129,16 @@ void add_train_commands(CLI::App& app) {
       if (a->dev_triples.empty()) return;
 
       // Alpha on held-out triples, recorded in the new model's manifest.
-      const DevTask task = dev_task(load_triple_files(a->dev_triples));
       auto dense = load_encoder(a->dense_model, a->threads);
       auto sparse = Encoder::load(a->out, EncoderConfig{a->threads});
-      auto idx = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(*dense, sparse.get()));
-      retrieval::add_documents(*idx, task.doc_ids, task.doc_texts, *dense, sparse.get());
-      retrieval::Retriever retriever(idx, dense, sparse);
-      retrieval::SearchOptions search;
-      search.scorer = retrieval::Scorer::kSparsity;
-      search.candidates = std::min<std::size_t>(100, task.doc_ids.size());
-      const auto encoded = retriever.encode_queries(task.query_texts, search);
-      const auto ndcg = [&](double alpha) {
-        auto o = search;
-        o.alpha = float(alpha);
-        if (alpha == 0.0) o.scorer = retrieval::Scorer::kCosine;
-        return eval::evaluate(ranked_run(task.query_ids, retriever.search_encoded(encoded, o)), task.qrels, {"ndcg@10"})
-            .mean.at("ndcg@10");
-      };
-      const double cosine_only = ndcg(0.0);
-      const auto tuned = eval::tune_alpha(ndcg);
-      std::cout << "dev (" << task.query_ids.size() << " queries, " << task.doc_ids.size()
-                << " passages): nDCG@10 cosine " << std::setprecision(4) << cosine_only << ", cos + alpha * "
-                << a->sparsity << " " << tuned.best_score << " at alpha " << tuned.best_alpha << "\n";
-      ModelManifest manifest = ModelManifest::load(a->out);
-      manifest.training["alpha"] = tuned.best_alpha;
-      manifest.training["alpha_search"] =
-          "best point of the interval search [0, 10], 10 bins, to width 0.01 (REFERENCE.md)";
-      manifest.training["alpha_reference_left_edge"] = tuned.reference_alpha;
-      manifest.training["dev"] = {{"triples", a->dev_triples},
-                                  {"dense_model", dense->manifest().name},
-                                  {"ndcg@10_cosine", cosine_only},
-                                  {"ndcg@10_cosine_plus_sparsity", tuned.best_score}};
-      manifest.save(a->out);
+      const eval::AlphaSearch search;
+      const auto tuning = eval::tune_alpha_on_task(training::dev_task(training::load_tsv_triples(a->dev_triples)),
+                                                   dense, sparse, config.sparsity, search);
+      std::cout << "dev (" << tuning.queries << " queries, " << tuning.documents
+                << " passages): nDCG@10 cosine " << std::setprecision(4) << tuning.cosine_ndcg << ", cos + alpha * "
+                << a->sparsity << " " << tuning.tuned.best_score << " at alpha " << tuning.tuned.best_alpha << "\n";
+      eval::record_tuned_alpha(a->out, tuning, search,
+                               {{"triples", a->dev_triples}, {"dense_model", dense->manifest().name}});
     });
   }
 }

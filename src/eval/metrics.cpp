@@ -38,9 +38,9 @@ double discount(std::size_t position) { return 1.0 / std::log2(static_cast<doubl
 Metric parse_metric(const std::string& name) {
   const std::string lower = lowercase(name);
   if (lower == "p@r" || lower == "r-precision" || lower == "rprec") {
-    return {MetricKind::RPrecision, 0, "p@r"};
+    return {MetricKind::kRPrecision, 0, "p@r"};
   }
-  if (lower == "map") return {MetricKind::AveragePrecision, 0, "map"};
+  if (lower == "map") return {MetricKind::kAveragePrecision, 0, "map"};
   const std::size_t at = lower.find('@');
   if (at == std::string::npos) {
     throw InvalidArgument("unknown metric \"" + name +
@@ -49,10 +49,10 @@ Metric parse_metric(const std::string& name) {
   const std::string family = lower.substr(0, at);
   const std::string cutoff = lower.substr(at + 1);
   static const std::map<std::string, std::pair<MetricKind, std::string>> kFamilies{
-      {"ndcg", {MetricKind::Ndcg, "ndcg"}},           {"recall", {MetricKind::Recall, "recall"}},
-      {"p", {MetricKind::Precision, "p"}},            {"precision", {MetricKind::Precision, "p"}},
-      {"mrr", {MetricKind::Mrr, "mrr"}},              {"acc", {MetricKind::Accuracy, "acc"}},
-      {"accuracy", {MetricKind::Accuracy, "acc"}},    {"map", {MetricKind::AveragePrecision, "map"}},
+      {"ndcg", {MetricKind::kNdcg, "ndcg"}},           {"recall", {MetricKind::kRecall, "recall"}},
+      {"p", {MetricKind::kPrecision, "p"}},            {"precision", {MetricKind::kPrecision, "p"}},
+      {"mrr", {MetricKind::kMrr, "mrr"}},              {"acc", {MetricKind::kAccuracy, "acc"}},
+      {"accuracy", {MetricKind::kAccuracy, "acc"}},    {"map", {MetricKind::kAveragePrecision, "map"}},
   };
   auto it = kFamilies.find(family);
   if (it == kFamilies.end()) {
@@ -76,8 +76,8 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
   std::size_t relevant_total = 0;
   for (const auto& [doc, grade] : judgements) relevant_total += grade > 0 ? 1 : 0;
 
-  const std::size_t depth = metric.kind == MetricKind::RPrecision ? relevant_total
-                            : metric.kind == MetricKind::AveragePrecision && metric.k == 0 ? ranking.size()
+  const std::size_t depth = metric.kind == MetricKind::kRPrecision ? relevant_total
+                            : metric.kind == MetricKind::kAveragePrecision && metric.k == 0 ? ranking.size()
                                                                                          : metric.k;
   const std::size_t seen = std::min(depth, ranking.size());
   std::size_t relevant_seen = 0;
@@ -93,7 +93,7 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
   }
 
   switch (metric.kind) {
-    case MetricKind::Ndcg: {
+    case MetricKind::kNdcg: {
       std::vector<int> ideal;
       for (const auto& [doc, grade] : judgements) {
         if (grade > 0) ideal.push_back(grade);
@@ -103,17 +103,17 @@ double score_ranking(const Metric& metric, const std::vector<ScoredDoc>& ranking
       for (std::size_t i = 0; i < std::min(metric.k, ideal.size()); ++i) idcg += ideal[i] * discount(i);
       return idcg > 0.0 ? dcg / idcg : 0.0;
     }
-    case MetricKind::Recall:
+    case MetricKind::kRecall:
       return relevant_total == 0 ? 0.0 : static_cast<double>(relevant_seen) / relevant_total;
-    case MetricKind::Precision:
+    case MetricKind::kPrecision:
       return static_cast<double>(relevant_seen) / metric.k;
-    case MetricKind::Mrr:
+    case MetricKind::kMrr:
       return first_relevant == 0 ? 0.0 : 1.0 / static_cast<double>(first_relevant);
-    case MetricKind::Accuracy:
+    case MetricKind::kAccuracy:
       return relevant_seen > 0 ? 1.0 : 0.0;
-    case MetricKind::RPrecision:
+    case MetricKind::kRPrecision:
       return relevant_total == 0 ? 0.0 : static_cast<double>(relevant_seen) / relevant_total;
-    case MetricKind::AveragePrecision:
+    case MetricKind::kAveragePrecision:
       return relevant_total == 0 ? 0.0 : precision_sum / static_cast<double>(relevant_total);
   }
   return 0.0;
@@ -124,7 +124,7 @@ std::size_t required_depth(const std::vector<std::string>& metrics, const Qrels&
   std::size_t depth = 0;
   for (const auto& name : metrics) {
     const Metric metric = parse_metric(name);
-    if (metric.kind != MetricKind::RPrecision) {
+    if (metric.kind != MetricKind::kRPrecision) {
       depth = std::max(depth, metric.k);
       continue;
     }

@@ -55,8 +55,8 @@ std::map<std::string, StanceLabel> stance_labels(const std::vector<data::Query>&
 DocumentClass classify(const StanceLabel& query, const StanceLabel& document) {
   const bool same_topic = query.topic == document.topic;
   const bool same_stance = query.stance == document.stance;
-  if (same_topic) return same_stance ? DocumentClass::Positive : DocumentClass::Hard;
-  return same_stance ? DocumentClass::SemiHard : DocumentClass::Easy;
+  if (same_topic) return same_stance ? DocumentClass::kPositive : DocumentClass::kHard;
+  return same_stance ? DocumentClass::kSemiHard : DocumentClass::kEasy;
 }
 
 StanceEvaluation evaluate_stance(const data::RankedRun& run,
@@ -66,7 +66,7 @@ StanceEvaluation evaluate_stance(const data::RankedRun& run,
   for (const auto& [query_id, query_label] : query_labels) {
     std::size_t positives = 0;
     for (const auto& [doc_id, doc_label] : document_labels) {
-      positives += classify(query_label, doc_label) == DocumentClass::Positive ? 1 : 0;
+      positives += classify(query_label, doc_label) == DocumentClass::kPositive ? 1 : 0;
     }
     StanceScores& scores = evaluation.per_query[query_id];
     auto it = run.find(query_id);
@@ -90,15 +90,15 @@ StanceEvaluation evaluate_stance(const data::RankedRun& run,
       }
       const DocumentClass cls = classify(query_label, label->second);
       if (i < positives) ++counts[static_cast<int>(cls)];
-      if (i < 10 && cls == DocumentClass::Positive) dcg += discount(i);
+      if (i < 10 && cls == DocumentClass::kPositive) dcg += discount(i);
     }
     double idcg = 0.0;
     for (std::size_t i = 0; i < std::min<std::size_t>(positives, 10); ++i) idcg += discount(i);
     const double r = static_cast<double>(positives);
-    scores.precision_at_r = counts[static_cast<int>(DocumentClass::Positive)] / r;
-    scores.hard_at_r = counts[static_cast<int>(DocumentClass::Hard)] / r;
-    scores.semi_at_r = counts[static_cast<int>(DocumentClass::SemiHard)] / r;
-    scores.easy_at_r = counts[static_cast<int>(DocumentClass::Easy)] / r;
+    scores.precision_at_r = counts[static_cast<int>(DocumentClass::kPositive)] / r;
+    scores.hard_at_r = counts[static_cast<int>(DocumentClass::kHard)] / r;
+    scores.semi_at_r = counts[static_cast<int>(DocumentClass::kSemiHard)] / r;
+    scores.easy_at_r = counts[static_cast<int>(DocumentClass::kEasy)] / r;
     scores.ndcg_at_10 = dcg / idcg;
   }
   if (!evaluation.per_query.empty()) {

@@ -6,18 +6,12 @@
 #include <sstream>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::eval {
 namespace {
 
 constexpr double kDenominatorEpsilon = 1e-9;
-
-std::vector<std::string> whitespace_words(const std::string& text) {
-  std::istringstream stream(text);
-  std::vector<std::string> words;
-  for (std::string word; stream >> word;) words.push_back(word);
-  return words;
-}
 
 std::string join_without(const std::vector<std::string>& words, std::size_t skipped) {
   std::string joined;
@@ -70,8 +64,8 @@ WordAblation ablate_words(const AblationQuery& query, const std::string& documen
   for (const std::string& keyword : options.stance_keywords) keywords.insert(keyword_form(keyword));
 
   const double base = checked_cosine(compose(query.instruction, query.claim));
-  const std::vector<std::string> instruction_words = whitespace_words(query.instruction);
-  const std::vector<std::string> claim_words = whitespace_words(query.claim);
+  const std::vector<std::string> instruction_words = text::whitespace_words(query.instruction);
+  const std::vector<std::string> claim_words = text::whitespace_words(query.claim);
 
   WordAblation result;
   double instruction_mass = 0.0;

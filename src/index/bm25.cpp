@@ -1,33 +1,17 @@
 #include "counterpoint/index/bm25.h"
 
 #include <libstemmer.h>
-#include <utf8proc.h>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::index {
 
 namespace {
-
-bool is_alphanumeric(utf8proc_int32_t cp) {
-  switch (utf8proc_category(cp)) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-    case UTF8PROC_CATEGORY_ND:
-    case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // sb_stemmer keeps per-call state, so each analysis gets its own (cheap to create).
 struct StemmerDeleter {
@@ -43,31 +27,6 @@ StemmerPtr make_english_stemmer() {
 
 }  // namespace
 
-std::vector<std::string> tokenize_alphanumeric(std::string_view text) {
-  std::vector<std::string> tokens;
-  std::string current;
-  const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t len = utf8proc_iterate(bytes + pos, utf8proc_ssize_t(text.size() - pos), &cp);
-    if (len <= 0 || cp < 0) {
-      throw InvalidArgument("text is not valid UTF-8 (byte offset " + std::to_string(pos) + ")");
-    }
-    pos += std::size_t(len);
-    if (is_alphanumeric(cp)) {
-      utf8proc_uint8_t encoded[4];
-      const utf8proc_ssize_t n = utf8proc_encode_char(utf8proc_tolower(cp), encoded);
-      current.append(reinterpret_cast<const char*>(encoded), std::size_t(n));
-    } else if (!current.empty()) {
-      tokens.push_back(std::move(current));
-      current.clear();
-    }
-  }
-  if (!current.empty()) tokens.push_back(std::move(current));
-  return tokens;
-}
-
 Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
   if (!std::isfinite(options_.k1) || options_.k1 < 0.0f) {
     throw InvalidArgument("BM25 k1 must be finite and >= 0, got " + std::to_string(options_.k1));
@@ -79,7 +38,7 @@ Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
 }
 
 std::vector<std::string> Bm25Index::analyze(std::string_view text) const {
-  std::vector<std::string> tokens = tokenize_alphanumeric(text);
+  std::vector<std::string> tokens = text::alphanumeric_words(text);
   if (options_.stem) {
     StemmerPtr stemmer = make_english_stemmer();
     for (std::string& token : tokens) {

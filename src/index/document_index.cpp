@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/text/words.h"
 #include "document_index_state.h"
 
 namespace counterpoint::index {
@@ -179,7 +180,7 @@ DocumentIndex& DocumentIndex::operator=(DocumentIndex&&) noexcept = default;
 
 const IndexOptions& DocumentIndex::options() const { return state_->options; }
 
-void DocumentIndex::add(const std::vector<std::string>& ids, const std::vector<std::string>& texts,
+void DocumentIndex::add(const std::vector<std::string>& texts, const std::vector<std::string>& ids,
                         MatrixView dense, MatrixView sparse, const std::vector<Matrix>& token_embeddings) {
   State& st = *state_;
   const IndexOptions& opt = st.options;
@@ -235,7 +236,7 @@ void DocumentIndex::add(const std::vector<std::string>& ids, const std::vector<s
       if (st.bm25) {
         analyzed[i] = st.bm25->analyze(texts[i]);
       } else {
-        tokenize_alphanumeric(texts[i]);
+        text::alphanumeric_words(texts[i]);
       }
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("add: text of " + quoted(ids[i]) + ": " + e.what());
@@ -498,6 +499,27 @@ void DocumentIndex::gather_sparse(const Slot* slots, std::size_t n, float* out) 
   } else {
     for (std::size_t i = 0; i < n; ++i) std::copy_n(st.sparse_f32.data() + std::size_t(slots[i]) * d, d, out + i * d);
   }
+}
+
+void DocumentIndex::with_sparse_table(const Slot* slots, std::size_t n,
+                                      const std::function<void(const SparseTable&)>& use) const {
+  const State& st = *state_;
+  const std::size_t d = st.options.sparse_dim;
+  if (d == 0) throw InvalidArgument("with_sparse_table: the index stores no sparse embeddings (sparse_dim 0)");
+  std::shared_lock lock(st.mutex);
+  for (std::size_t i = 0; i < n; ++i) checked_slot(st, slots[i], "with_sparse_table");
+  SparseTable table;
+  table.dim = d;
+  if (st.options.sparse_storage == IndexOptions::SparseStorage::kFloat16) {
+    // Eigen::half is one IEEE binary16 value in a uint16_t, so the rows read as half bits.
+    static_assert(sizeof(Eigen::half) == sizeof(std::uint16_t), "Eigen::half is not 16 bits");
+    table.f16 = reinterpret_cast<const std::uint16_t*>(st.sparse_f16.data());
+    table.rows = st.sparse_f16.size() / d;
+  } else {
+    table.f32 = st.sparse_f32.data();
+    table.rows = st.sparse_f32.size() / d;
+  }
+  use(table);
 }
 
 MatrixView DocumentIndex::token_embeddings(Slot slot) const {

@@ -233,12 +233,18 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
   const std::size_t n = c.slots.size();
   std::vector<float> sparsity(n, 0.0f), token(n, 0.0f), final_score = c.stage1;
   if (options.scorer == Scorer::kSparsity && n > 0) {
-    const std::size_t sd = index_->options().sparse_dim;
-    std::vector<float> rows(n * sd);
-    index_->gather_sparse(c.slots.data(), n, rows.data());
-    scoring::sparsity_scores(MatrixView(queries.sparse.row(q), 1, sd), MatrixView(rows.data(), n, sd),
-                             options.sparsity, sparsity.data());
-    for (std::size_t i = 0; i < n; ++i) final_score[i] = c.stage1[i] + options.alpha * sparsity[i];
+    // The candidates' Es rows are scored where the index keeps them (float16 widened in registers).
+    const MatrixView query(queries.sparse.row(q), 1, index_->options().sparse_dim);
+    index_->with_sparse_table(c.slots.data(), n, [&](const index::DocumentIndex::SparseTable& table) {
+      if (table.f16 != nullptr) {
+        scoring::sparsity_scores_gather_f16(query, table.f16, table.rows, c.slots.data(), n, options.sparsity,
+                                            sparsity.data());
+      } else {
+        scoring::sparsity_scores_gather(query, table.f32, table.rows, c.slots.data(), n, options.sparsity,
+                                        sparsity.data());
+      }
+    });
+    scoring::final_scores(c.stage1.data(), sparsity.data(), n, options.alpha, final_score.data());
   } else if (uses_tokens(options.scorer) && n > 0) {
     std::vector<Matrix> maps;
     maps.reserve(n);
@@ -300,7 +306,8 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   // is re-thrown once all workers stop.
   std::exception_ptr failure;
   std::mutex failure_mutex;
-#pragma omp parallel for schedule(dynamic)
+  // One query runs on the calling thread: opening a team for it costs milliseconds on a busy machine.
+#pragma omp parallel for schedule(dynamic) if (n > 1)
   for (std::size_t q = 0; q < n; ++q) {
     try {
       Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
@@ -351,6 +358,9 @@ AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encod
 
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder) {
   const index::IndexOptions& options = index.options();
+  if (sparse_encoder && options.sparse_dim == 0) {
+    throw InvalidArgument("a sparse encoder was given but the index stores no sparse-aware embeddings (Es)");
+  }
   require_recorded_encoder(options.encoder_id, encoder, "encoder");
   require_recorded_encoder(options.sparse_encoder_id, sparse_encoder, "sparse encoder");
   if (encoder && encoder->dim() != options.dim) {
@@ -361,6 +371,10 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
     throw InvalidArgument("sparse encoder " + sparse_encoder->manifest().name + " has width " +
                           std::to_string(sparse_encoder->dim()) + " but the index stores Es of width " +
                           std::to_string(options.sparse_dim));
+  }
+  if (encoder && options.store_token_embeddings && encoder->token_dim() != options.token_dim) {
+    throw InvalidArgument("encoder token width " + std::to_string(encoder->token_dim()) +
+                          " differs from the index's token width " + std::to_string(options.token_dim));
   }
 }
 
@@ -375,8 +389,8 @@ index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* spa
   return options;
 }
 
-void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
-                   const std::vector<std::string>& texts, const Encoder& encoder, const Encoder* sparse_encoder,
+void add_documents(index::DocumentIndex& index, const std::vector<std::string>& texts,
+                   const std::vector<std::string>& ids, const Encoder& encoder, const Encoder* sparse_encoder,
                    std::size_t batch_size, const ProgressCallback& progress) {
   if (ids.size() != texts.size()) {
     throw InvalidArgument("add_documents: " + std::to_string(ids.size()) + " ids for " +
@@ -425,7 +439,7 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
     }
     report_progress(progress, end, ids.size(), "add_documents");
   }
-  index.add(ids, texts, dense.view(), sparse.view(), token_rows);
+  index.add(texts, ids, dense.view(), sparse.view(), token_rows);
 }
 
 }  // namespace counterpoint::retrieval

@@ -8,23 +8,7 @@ namespace counterpoint::training {
 
 namespace F = torch::nn::functional;
 
-SparsityKind parse_sparsity_kind(const std::string& name) {
-  if (name == "hoyer") return SparsityKind::kHoyer;
-  if (name == "l2l1") return SparsityKind::kL2L1;
-  if (name == "kappa4") return SparsityKind::kKappa4;
-  throw InvalidArgument("unknown sparsity kind '" + name + "' (expected hoyer, l2l1 or kappa4)");
-}
-
-std::string to_string(SparsityKind kind) {
-  switch (kind) {
-    case SparsityKind::kHoyer: return "hoyer";
-    case SparsityKind::kL2L1: return "l2l1";
-    case SparsityKind::kKappa4: return "kappa4";
-  }
-  return "hoyer";
-}
-
-torch::Tensor sparsity(const torch::Tensor& x, SparsityKind kind) {
+torch::Tensor sparsity(const torch::Tensor& x, Sparsity kind) {
   if (x.dim() < 1 || x.size(-1) < 2) {
     throw InvalidArgument("sparsity: vectors need at least 2 coordinates, got shape " +
                           std::to_string(x.dim() < 1 ? 0 : x.size(-1)));
@@ -33,22 +17,22 @@ torch::Tensor sparsity(const torch::Tensor& x, SparsityKind kind) {
   const double sqrt_d = std::sqrt(d);
   auto l2 = x.norm(2, -1).clamp_min(1e-6);
   switch (kind) {
-    case SparsityKind::kHoyer: {
+    case Sparsity::kHoyer: {
       auto l1 = x.abs().sum(-1).clamp_min(sqrt_d * 1e-6);
       return (sqrt_d - l1 / l2) / (sqrt_d - 1.0);
     }
-    case SparsityKind::kL2L1: {
+    case Sparsity::kL2L1: {
       auto l1 = x.abs().sum(-1).clamp_min(sqrt_d * 1e-6);
       return l2 / l1;
     }
-    case SparsityKind::kKappa4:
+    case Sparsity::kKappa4:
       return x.pow(4).sum(-1) / l2.pow(4);
   }
   return torch::Tensor();
 }
 
 torch::Tensor pairwise_difference_sparsity(const torch::Tensor& a, const torch::Tensor& b,
-                                           SparsityKind kind) {
+                                           Sparsity kind) {
   auto na = F::normalize(a, F::NormalizeFuncOptions().p(2).dim(1));
   auto nb = F::normalize(b, F::NormalizeFuncOptions().p(2).dim(1));
   return sparsity(na.unsqueeze(1) - nb.unsqueeze(0), kind);
@@ -100,7 +84,7 @@ torch::Tensor in_batch_cross_entropy(const torch::Tensor& positive_logits,
 }  // namespace
 
 torch::Tensor sparsecl_loss(const torch::Tensor& anchor, const torch::Tensor& positive,
-                            const torch::Tensor& negative, SparsityKind kind, double temperature,
+                            const torch::Tensor& negative, Sparsity kind, double temperature,
                             double hard_negative_weight) {
   const int64_t k = check_triple_shapes(anchor, positive, negative, temperature, "sparsecl_loss");
   auto positive_logits = pairwise_difference_sparsity(anchor, positive, kind) / temperature;

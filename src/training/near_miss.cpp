@@ -1,30 +1,14 @@
 #include "counterpoint/training/near_miss.h"
 
-#include <cctype>
 #include <set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/text/words.h"
 #include "sick_relations.h"
 
 namespace counterpoint::training {
 
 namespace {
-
-std::set<std::string> words(const std::string& text) {
-  std::set<std::string> out;
-  std::string word;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 128 && (std::isalnum(byte) || (c == '\'' && !word.empty()))) {
-      word += static_cast<char>(std::tolower(byte));
-    } else if (!word.empty()) {
-      out.insert(word);
-      word.clear();
-    }
-  }
-  if (!word.empty()) out.insert(word);
-  return out;
-}
 
 void require_overlap_threshold(double min_overlap) {
   if (!(min_overlap >= 0.0 && min_overlap <= 1.0)) {
@@ -35,8 +19,8 @@ void require_overlap_threshold(double min_overlap) {
 }  // namespace
 
 double word_overlap(const std::string& a, const std::string& b) {
-  const auto wa = words(a);
-  const auto wb = words(b);
+  const auto wa = text::distinct_ascii_words(a);
+  const auto wb = text::distinct_ascii_words(b);
   std::size_t shared = 0;
   for (const auto& w : wa) shared += wb.count(w);
   const std::size_t total = wa.size() + wb.size() - shared;

@@ -1,17 +1,24 @@
 #include "sick_relations.h"
 
+#include "counterpoint/core/errors.h"
+#include "counterpoint/data/tsv.h"
+
 namespace counterpoint::training::detail {
 
 SickRelations read_sick_relations(const std::string& pairs_path) {
   SickRelations relations;
   std::map<std::string, std::size_t> column;
-  for_each_tsv_line(pairs_path, [&](const std::vector<std::string>& f, std::size_t line) {
+  for (const data::TsvRow& row : data::read_tsv(pairs_path)) {
+    const std::vector<std::string>& f = row.fields;
+    const std::size_t line = row.line;
     if (column.empty()) {
       for (std::size_t i = 0; i < f.size(); ++i) column[f[i]] = i;
       for (const char* name : {"sentence_A", "sentence_B", "entailment_AB", "entailment_BA", "relatedness_score"}) {
-        if (!column.count(name)) throw CorruptFile(pairs_path + ":1: header lacks column '" + name + "'");
+        if (!column.count(name)) {
+          throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": header lacks column '" + name + "'");
+        }
       }
-      return;
+      continue;
     }
     if (f.size() != column.size()) {
       throw CorruptFile(pairs_path + ":" + std::to_string(line) + ": expected " +
@@ -38,7 +45,7 @@ SickRelations read_sick_relations(const std::string& pairs_path) {
     record(f[column["entailment_BA"]], "B_", b, a);
     relations.sentences.push_back(a);
     relations.sentences.push_back(b);
-  });
+  }
 
   return relations;
 }

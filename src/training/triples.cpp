@@ -10,13 +10,13 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
 #include "counterpoint/data/metadata.h"
+#include "counterpoint/data/tsv.h"
 #include "sick_relations.h"
 
 namespace counterpoint::training {
 
 namespace {
 
-using detail::for_each_tsv_line;
 
 std::size_t pick(std::mt19937_64& rng, std::size_t n) { return std::size_t(rng() % n); }
 
@@ -278,8 +278,9 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
 
 std::vector<Triple> load_tsv_triples(const std::string& path) {
   std::vector<Triple> triples;
-  for_each_tsv_line(path, [&](const std::vector<std::string>& f, std::size_t line) {
-    const std::string where = path + ":" + std::to_string(line) + ": ";
+  for (const data::TsvRow& row : data::read_tsv(path)) {
+    const std::vector<std::string>& f = row.fields;
+    const std::string where = path + ":" + std::to_string(row.line) + ": ";
     if (f.size() != 3 && f.size() != 4) {
       throw CorruptFile(where + "expected anchor<TAB>positive<TAB>negative[<TAB>group], found " +
                         std::to_string(f.size()) + " fields");
@@ -288,8 +289,90 @@ std::vector<Triple> load_tsv_triples(const std::string& path) {
       throw CorruptFile(where + "anchor, positive and negative must not be empty");
     }
     triples.push_back(Triple{f[0], f[1], {f[2]}, f.size() == 4 ? f[3] : std::string()});
-  });
+  }
   return triples;
+}
+
+std::vector<Triple> load_tsv_triples(const std::vector<std::string>& paths) {
+  std::vector<Triple> all;
+  for (const auto& path : paths) {
+    auto part = load_tsv_triples(path);
+    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return all;
+}
+
+TripleData parse_triple_data(const std::string& name) {
+  if (name == "tsv") return TripleData::kTsv;
+  if (name == "arguana") return TripleData::kArguAna;
+  if (name == "sick") return TripleData::kSick;
+  if (name == "stance") return TripleData::kStance;
+  throw InvalidArgument("unknown triple data '" + name + "' (expected tsv, arguana, sick or stance)");
+}
+
+std::string to_string(TripleData data) {
+  switch (data) {
+    case TripleData::kTsv: return "tsv";
+    case TripleData::kArguAna: return "arguana";
+    case TripleData::kSick: return "sick";
+    case TripleData::kStance: return "stance";
+  }
+  throw InvalidArgument("to_string: unknown TripleData value " + std::to_string(static_cast<int>(data)));
+}
+
+std::vector<Triple> build_triples(const TripleSource& source) {
+  const auto need = [&](const std::string& value, const char* what) {
+    if (value.empty()) throw InvalidArgument(to_string(source.data) + " triples need " + what);
+  };
+  // ArguAna and the stance set are BEIR directories with metadata and a training split's qrels.
+  if (source.data == TripleData::kArguAna || source.data == TripleData::kStance) {
+    need(source.dataset, "a dataset directory");
+    need(source.qrels, "the training split's qrels");
+  }
+  switch (source.data) {
+    case TripleData::kTsv:
+      if (source.triple_files.empty()) throw InvalidArgument("tsv triples need at least one triples file");
+      return load_tsv_triples(source.triple_files);
+    case TripleData::kArguAna: {
+      ArguAnaTripleOptions options;
+      options.negatives_per_anchor = source.negatives_per_anchor;
+      options.seed = source.seed;
+      return arguana_triples(source.dataset, source.qrels, join_path(source.dataset, "metadata.jsonl"), options);
+    }
+    case TripleData::kSick:
+      need(source.pairs, "a pairs file (pairs_<split>.tsv)");
+      need(source.dataset, "a dataset directory");
+      return sick_triples(source.pairs, join_path(source.dataset, "corpus.jsonl"), source.seed);
+    case TripleData::kStance: {
+      StanceTripleOptions options;
+      options.curriculum = source.curriculum;
+      options.count = source.stance_count;
+      options.seed = source.seed;
+      return claim_stance_triples(source.dataset, source.qrels, join_path(source.dataset, "metadata.jsonl"), options);
+    }
+  }
+  throw InvalidArgument("build_triples: unknown TripleData value " + std::to_string(static_cast<int>(source.data)));
+}
+
+eval::RetrievalTask dev_task(const std::vector<Triple>& triples) {
+  eval::RetrievalTask task;
+  std::map<std::string, std::string> id_of;
+  const auto add_document = [&](const std::string& text) {
+    auto [it, fresh] = id_of.emplace(text, "d" + std::to_string(id_of.size()));
+    if (fresh) {
+      task.doc_ids.push_back(it->second);
+      task.doc_texts.push_back(text);
+    }
+    return it->second;
+  };
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    const std::string qid = "q" + std::to_string(i);
+    task.query_ids.push_back(qid);
+    task.query_texts.push_back(triples[i].anchor);
+    task.qrels[qid][add_document(triples[i].positive)] = 1;
+    for (const auto& n : triples[i].negatives) add_document(n);
+  }
+  return task;
 }
 
 std::size_t remove_triples_mentioning(std::vector<Triple>& triples,

@@ -3,11 +3,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <sstream>
-#include <thread>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -24,7 +22,7 @@
 #include "counterpoint/scoring/verifier_networks.h"
 #include "counterpoint/training/losses.h"
 #include "fine_tuning.h"
-#include "training_checks.h"
+#include "run_loop.h"
 
 namespace counterpoint::training {
 
@@ -127,10 +125,7 @@ void require_step_fits_in_memory(const VerifierTrainConfig& c, std::size_t negat
 void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) {
   scoring::validate(c.shape);
   detail::require_uniform_triples(triples, "train_verifier");
-  detail::require_valid({c.epochs, c.temperature, c.learning_rate, c.weight_decay, c.warmup_ratio, c.max_grad_norm,
-                         c.threads},
-                        c.output_dir, "VerifierTrainConfig");
-  if (c.batch_size < 1) throw InvalidArgument("VerifierTrainConfig.batch_size must be >= 1");
+  detail::require_valid(c, c, c.temperature, "VerifierTrainConfig");
   require_step_fits_in_memory(c, triples.front().negatives.size());
   if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
   if (!std::isfinite(c.encoder_learning_rate) || c.encoder_learning_rate < 0) {
@@ -140,7 +135,7 @@ void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) 
 
 // What a resumed run must share with the interrupted one for the two to add up to one run.
 nlohmann::json config_fingerprint(const Encoder& encoder, const std::vector<Triple>& triples,
-                                  const VerifierTrainConfig& c, std::size_t total_steps) {
+                                  const VerifierTrainConfig& c) {
   const auto& files = encoder.manifest().files;
   const auto model_sha = files.find(encoder.manifest().model_file);
   return {{"triples", triples.size()}, {"negatives", triples.front().negatives.size()},
@@ -151,7 +146,7 @@ nlohmann::json config_fingerprint(const Encoder& encoder, const std::vector<Trip
           {"encoder_learning_rate", c.encoder_learning_rate}, {"weight_decay", c.weight_decay},
           {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm}, {"seed", c.seed},
           {"dev_pairs", c.dev_pairs.size()}, {"encoder", encoder.manifest().name},
-          {"encoder_sha256", model_sha != files.end() ? model_sha->second : ""}, {"total_steps", total_steps}};
+          {"encoder_sha256", model_sha != files.end() ? model_sha->second : ""}};
 }
 
 std::string serialize(scoring::VerifierNetwork& network) {
@@ -239,16 +234,9 @@ class StepMaps {
 VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
                                    const VerifierTrainConfig& config, const TrainProgressCallback& progress) {
   validate(triples, config);
+  const detail::BatchPlan plan = detail::plan_batches(triples, config, config, "train_verifier");
   torch::set_num_threads(resolve_threads(config.threads, "threads"));
   const std::size_t k = triples.front().negatives.size();
-  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> plan;  // (epoch, triple indices)
-  for (std::size_t epoch = 0; epoch < config.epochs; ++epoch) {
-    for (auto& batch : make_batches(triples, config.batch_size, config.seed, epoch)) plan.emplace_back(epoch, std::move(batch));
-  }
-  if (plan.empty()) {
-    throw InvalidArgument("train_verifier: " + std::to_string(triples.size()) + " triples make no complete batch of " +
-                          std::to_string(config.batch_size));
-  }
 
   // End to end, a private copy of the encoder is trained, so the caller's stays as it was.
   const bool end_to_end = config.encoder_learning_rate > 0;
@@ -283,155 +271,72 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
     base_rates.push_back(config.encoder_learning_rate);
   }
   torch::optim::AdamW optimizer(std::move(groups));
-  std::vector<torch::Tensor> clipped = network->parameters();
-  clipped.insert(clipped.end(), encoder_params.begin(), encoder_params.end());
-  const std::size_t total = plan.size();
-  const auto warmup = std::size_t(std::ceil(config.warmup_ratio * double(total)));
   const auto set_training = [&](bool on) {
     network->train(on);
     if (end_to_end) tuned->model().module().train(on);
   };
 
-  VerifierTrainReport report;
-  report.output_dir = config.output_dir;
   std::string best_weights;
   std::vector<torch::Tensor> best_encoder;
-  std::size_t epochs_without_improvement = 0;
-  std::size_t first_step = 0;
-
-  // A checkpoint after `steps` steps: every step's randomness derives from its index, so the
-  // state below is all a resumed run needs to continue exactly.
-  const auto fingerprint = config_fingerprint(encoder, triples, config, total);
-  const auto save_checkpoint = [&](std::size_t steps) {
-    nlohmann::json state = {{"step", steps}, {"loss_curve", report.loss_curve}, {"dev_scores", report.dev_scores},
-                            {"epochs_without_improvement", epochs_without_improvement},
-                            {"stopped_early", report.stopped_early}};
-    if (report.best_dev_score) state["best_dev_score"] = *report.best_dev_score;
-    detail::write_checkpoint(config.output_dir, state, fingerprint, [&](const std::string& dir) {
-      write_file_atomic(join_path(dir, "verifier.pt"), serialize(*network));
-      detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
-      if (!best_weights.empty()) write_file_atomic(join_path(dir, "best_verifier.pt"), best_weights);
-      if (end_to_end) {
-        torch::save(encoder_params, join_path(dir, "encoder.pt"));
-        if (!best_encoder.empty()) torch::save(best_encoder, join_path(dir, "best_encoder.pt"));
-      }
-    });
-  };
-  if (config.resume) {
-    const bool resumed = detail::read_checkpoint(
-        config.output_dir, fingerprint,
-        [&](const nlohmann::json& state) {
-          first_step = state.at("step").get<std::size_t>();
-          report.loss_curve = state.at("loss_curve").get<std::vector<double>>();
-          report.dev_scores = state.at("dev_scores").get<std::vector<double>>();
-          epochs_without_improvement = state.at("epochs_without_improvement").get<std::size_t>();
-          if (state.contains("best_dev_score")) report.best_dev_score = state["best_dev_score"].get<double>();
-          report.stopped_early = state.value("stopped_early", false);
-          if (first_step == 0 || first_step > total || report.loss_curve.size() != first_step) {
-            throw CorruptFile("checkpoint state of " + config.output_dir + " is inconsistent (step " +
-                              std::to_string(first_step) + ", " + std::to_string(report.loss_curve.size()) +
-                              " losses, " + std::to_string(total) + " steps in all)");
-          }
-        },
-        [&](const std::string& dir) {
-          restore(*network, read_file(join_path(dir, "verifier.pt")));
-          detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
-          if (path_exists(join_path(dir, "best_verifier.pt"))) best_weights = read_file(join_path(dir, "best_verifier.pt"));
-          if (end_to_end) {
-            std::vector<torch::Tensor> saved;
-            torch::load(saved, join_path(dir, "encoder.pt"));
-            detail::copy_tensors(saved, encoder_params, join_path(dir, "encoder.pt"));
-            if (path_exists(join_path(dir, "best_encoder.pt"))) {
-              torch::load(best_encoder, join_path(dir, "best_encoder.pt"));
-            }
-          }
-        });
-    if (resumed) report.resumed_from = report.steps = first_step;
-  }
-  auto evaluate = [&] {
-    set_training(false);
-    if (end_to_end) dev_maps = pair_maps(current, config.dev_pairs);
-    std::vector<const Matrix*> pointers;
-    for (const Matrix& m : dev_maps) pointers.push_back(&m);
-    const std::vector<float> scores = scoring::score_in_batches(
-        pointers, map_size, "train_verifier", [&](const scoring::MapBatch& b) { return network->forward(b.maps, b.valid); });
-    set_training(true);
-    const double auc = split_by_label(scores, config.dev_pairs).auc;
-    report.dev_scores.push_back(auc);
-    if (!report.best_dev_score || auc > *report.best_dev_score) {
-      report.best_dev_score = auc;
-      best_weights = serialize(*network);
-      best_encoder.clear();
-      for (const auto& p : encoder_params) best_encoder.push_back(p.detach().clone());
-      epochs_without_improvement = 0;
-    } else {
-      ++epochs_without_improvement;
-    }
-  };
-
-  using Clock = std::chrono::steady_clock;
-  double training_seconds = 0;
-  std::size_t examples = 0;
-  set_training(true);
-  // A run that had stopped early stays stopped when resumed.
-  for (std::size_t step = first_step; step < total && !report.stopped_early; ++step) {
-    const auto started = Clock::now();
-    const auto& [epoch, batch] = plan[step];
-    torch::manual_seed(config.seed + step + 1);
-    const double factor = detail::schedule_factor(step, total, warmup);
-    for (std::size_t g = 0; g < optimizer.param_groups().size(); ++g) {
-      static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups()[g].options()).lr(base_rates[g] * factor);
-    }
-
+  detail::LoopTask task;
+  task.name = "verifier training";
+  task.diverged_hint = "(try a lower learning rate)";
+  task.optimizer = &optimizer;
+  task.base_rates = base_rates;
+  task.clipped = network->parameters();
+  task.clipped.insert(task.clipped.end(), encoder_params.begin(), encoder_params.end());
+  task.fingerprint = config_fingerprint(encoder, triples, config);
+  task.batch_loss = [&](const std::vector<std::size_t>& batch) {
     const auto input = step_maps.batch(triples, batch);
     const auto n = int64_t(batch.size());
     auto scores = network->forward(input.maps, input.valid).view({n, n + int64_t(k)});
-    auto loss = map_verifier_loss(scores, config.temperature);
-    optimizer.zero_grad();
-    loss.backward();
-    if (config.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(clipped, config.max_grad_norm);
-    optimizer.step();
-    const double loss_value = loss.item<double>();
-    if (!std::isfinite(loss_value)) {
-      throw Error("verifier training diverged: loss is " + std::to_string(loss_value) + " at step " +
-                  std::to_string(step + 1) + " (try a lower learning rate)");
-    }
-    report.loss_curve.push_back(loss_value);
-    examples += batch.size();
-    training_seconds += std::chrono::duration<double>(Clock::now() - started).count();
-
-    const bool epoch_end = step + 1 == total || plan[step + 1].first != epoch;
-    bool stop = false;
-    if (epoch_end && !config.dev_pairs.empty()) {
-      evaluate();
-      stop = config.patience > 0 && epochs_without_improvement >= config.patience;
-    }
-    TrainProgress p;
-    p.step = step + 1;
-    p.total_steps = total;
-    p.epoch = epoch;
-    p.loss = loss_value;
-    p.learning_rate = config.learning_rate * factor;
-    p.examples_per_second = double(examples) / std::max(training_seconds, 1e-9);
-    p.eta_seconds = training_seconds / double(step + 1 - first_step) * double(total - step - 1);
-    const bool checkpoint_due = config.checkpoint_every > 0 && (step + 1) % config.checkpoint_every == 0;
-    if (checkpoint_due) save_checkpoint(step + 1);
-    if (progress && !progress(p)) {
-      if (config.checkpoint_every > 0 && !checkpoint_due) save_checkpoint(step + 1);
-      throw Cancelled("verifier training cancelled after step " + std::to_string(step + 1) + " of " +
-                      std::to_string(total));
-    }
-    report.steps = step + 1;
-    if (stop) {
-      report.stopped_early = true;
-      if (config.checkpoint_every > 0) save_checkpoint(step + 1);
-    }
+    return map_verifier_loss(scores, config.temperature);
+  };
+  task.set_training = set_training;
+  if (!config.dev_pairs.empty()) {
+    task.evaluate = [&] {
+      if (end_to_end) dev_maps = pair_maps(current, config.dev_pairs);
+      std::vector<const Matrix*> pointers;
+      for (const Matrix& m : dev_maps) pointers.push_back(&m);
+      const std::vector<float> scores = scoring::score_in_batches(
+          pointers, map_size, "train_verifier",
+          [&](const scoring::MapBatch& b) { return network->forward(b.maps, b.valid); });
+      return split_by_label(scores, config.dev_pairs).auc;
+    };
   }
-  if (!best_weights.empty()) restore(*network, best_weights);
-  if (!best_encoder.empty()) detail::copy_tensors(best_encoder, encoder_params, "the best epoch's encoder");
+  task.keep_best = [&] {
+    best_weights = serialize(*network);
+    best_encoder.clear();
+    for (const auto& p : encoder_params) best_encoder.push_back(p.detach().clone());
+  };
+  task.restore_best = [&] {
+    if (!best_weights.empty()) restore(*network, best_weights);
+    if (!best_encoder.empty()) detail::copy_tensors(best_encoder, encoder_params, "the best epoch's encoder");
+  };
+  task.save_files = [&](const std::string& dir) {
+    write_file_atomic(join_path(dir, "verifier.pt"), serialize(*network));
+    detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+    if (!best_weights.empty()) write_file_atomic(join_path(dir, "best_verifier.pt"), best_weights);
+    if (end_to_end) {
+      torch::save(encoder_params, join_path(dir, "encoder.pt"));
+      if (!best_encoder.empty()) torch::save(best_encoder, join_path(dir, "best_encoder.pt"));
+    }
+  };
+  task.load_files = [&](const std::string& dir) {
+    restore(*network, read_file(join_path(dir, "verifier.pt")));
+    detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
+    if (path_exists(join_path(dir, "best_verifier.pt"))) best_weights = read_file(join_path(dir, "best_verifier.pt"));
+    if (end_to_end) {
+      std::vector<torch::Tensor> saved;
+      torch::load(saved, join_path(dir, "encoder.pt"));
+      detail::copy_tensors(saved, encoder_params, join_path(dir, "encoder.pt"));
+      if (path_exists(join_path(dir, "best_encoder.pt"))) torch::load(best_encoder, join_path(dir, "best_encoder.pt"));
+    }
+  };
+
+  VerifierTrainReport report;
+  static_cast<TrainReport&>(report) = detail::run_loop(plan, config, config, task, progress);
   set_training(false);
-  report.final_loss = report.loss_curve.back();
-  report.examples_per_second = training_seconds > 0 ? double(examples) / training_seconds : 0.0;
 
   nlohmann::json training = {
       {"encoder", encoder.manifest().name},

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   Matrix dense(3, 4, std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f});
   Matrix sparse(3, 3, std::vector<float>{1, 2, 3, 0, 1, 0, -1, 0.5f, 0});
   std::vector<Matrix> tokens = {Matrix(1, 2, 0.5f), Matrix(2, 2, 0.25f), Matrix(3, 2, -1.0f)};
-  idx.add({"d0", "d1", "d2"}, {"Cats attack dogs.", "Dogs support cats", "Ünïcode 中文 😀"}, dense, sparse, tokens);
+  idx.add({"Cats attack dogs.", "Dogs support cats", "Ünïcode 中文 😀"}, {"d0", "d1", "d2"}, dense, sparse, tokens);
   idx.remove({"d1"});
   const fs::path dir = fs::temp_directory_path() / ("counterpoint_index_seed_" + std::to_string(::getpid()));
   idx.save(dir.string());

@@ -296,3 +296,24 @@ def test_search_results_read_as_hit_lists_and_as_faiss_style_padded_arrays(index
     np.testing.assert_array_equal(result.slots[0, :6], [h.slot for h in result[0]])
     with pytest.raises(IndexError):
         result[2]
+
+
+def test_search_takes_the_per_call_parameters_of_the_approximate_kinds():
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((4096, 16)).astype(np.float32)
+    ids = [f"r{i}" for i in range(len(rows))]
+    ivf = cp.Index.build_from_embeddings(ids, rows, encoder_id="random-rows", kind="ivf")
+    queries = rng.standard_normal((20, 16)).astype(np.float32)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    exact = np.argsort(-(queries @ unit.T), axis=1)[:, :10]
+
+    def recall(**params):
+        got = ivf.search(queries, k=10, candidates=10, **params).slots
+        return np.mean([len(set(g) & set(e)) / 10 for g, e in zip(got, exact)])
+
+    assert recall(nprobe=64) == 1.0  # every list probed: exact
+    assert recall(nprobe=1) < 0.9    # one list of 64: approximate
+    with pytest.raises(ValueError, match="nprobe must be >= 0"):
+        ivf.search(queries, k=10, nprobe=-1)
+    with pytest.raises(ValueError, match="ef_search must be >= 0"):
+        ivf.search(queries, k=10, ef_search=-1)

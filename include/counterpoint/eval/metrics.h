@@ -26,7 +26,7 @@ using data::Qrels;
 using data::RankedRun;
 using data::ScoredDoc;
 
-enum class MetricKind { Ndcg, Recall, Precision, Mrr, Accuracy, RPrecision, AveragePrecision };
+enum class MetricKind { kNdcg, kRecall, kPrecision, kMrr, kAccuracy, kRPrecision, kAveragePrecision };
 
 struct Metric {
   MetricKind kind;

@@ -24,7 +24,7 @@ struct StanceLabel {
   std::string stance;  // canonical: "pro" or "con"
 };
 
-enum class DocumentClass { Positive, Hard, SemiHard, Easy };
+enum class DocumentClass { kPositive, kHard, kSemiHard, kEasy };
 
 // "pro"/"support"/"supporting" -> "pro", "con"/"attack"/"attacking"/"contest" -> "con" (any case);
 // anything else throws InvalidArgument naming `where`.

@@ -34,10 +34,6 @@ struct Bm25Hit {
   float score = 0.0f;
 };
 
-// Lower-cased runs of Unicode letters and digits (categories L* and N*), in text order.
-// Throws InvalidArgument on invalid UTF-8, naming the byte offset.
-std::vector<std::string> tokenize_alphanumeric(std::string_view text);
-
 class Bm25Index {
  public:
   // Throws InvalidArgument when k1 < 0, b outside [0, 1] or either is not finite.
@@ -45,7 +41,7 @@ class Bm25Index {
 
   const Bm25Options& options() const { return options_; }
 
-  // Tokens as indexed: tokenize_alphanumeric, then stemmed when options().stem.
+  // Tokens as indexed: text::alphanumeric_words, then stemmed when options().stem.
   std::vector<std::string> analyze(std::string_view text) const;
 
   // Indexes `text` under `slot` (>= 0, not currently present). add_analyzed takes the

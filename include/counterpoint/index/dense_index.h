@@ -39,7 +39,9 @@ struct IndexOptions {
 
   std::size_t dim = 0;         // width of E, >= 1
   std::size_t sparse_dim = 0;  // width of Es; 0 = no Es stored
-  SparseStorage sparse_storage = SparseStorage::kFloat32;  // float16 halves Es memory
+  // float16 halves Es memory; stage 2 scores the half rows in place, and their sparsity differs
+  // from float32 storage by about 1e-3 at most (half keeps 11 significant bits).
+  SparseStorage sparse_storage = SparseStorage::kFloat32;
 
   // "flat" (exact inner product), "hnsw", "ivf" (IVF-Flat) or "ivfpq".
   std::string kind = "flat";
@@ -96,13 +98,14 @@ class DocumentIndex {
 
   const IndexOptions& options() const;
 
-  // Adds one document per row. `sparse` must have sparse_dim columns (rows 0 when the index
+  // Adds one document per row: its text, id (data first, as FAISS add_with_ids(x, ids) and the
+  // Python Index.add(texts, ids)), E row and Es row. `sparse` must have sparse_dim columns (rows 0 when the index
   // stores no Es); `token_embeddings` one matrix of token_dim columns per document when
   // store_token_embeddings is set, otherwise empty. Everything is validated before anything
   // changes: row counts, widths, NaN/Inf, empty ids, invalid UTF-8, ids repeated within the
   // batch or already present (InvalidArgument naming the id). IVF kinds train themselves on
   // all stored rows once there are min_training_rows(); until then search is exact.
-  void add(const std::vector<std::string>& ids, const std::vector<std::string>& texts,
+  void add(const std::vector<std::string>& texts, const std::vector<std::string>& ids,
            MatrixView dense, MatrixView sparse = {},
            const std::vector<Matrix>& token_embeddings = {});
   // Removes the documents; an unknown or repeated id throws InvalidArgument naming it and
@@ -138,6 +141,16 @@ class DocumentIndex {
   // Es stored as float16 is widened to float32. All slots are checked before writing.
   void gather_dense(const Slot* slots, std::size_t n, float* out) const;
   void gather_sparse(const Slot* slots, std::size_t n, float* out) const;
+  // The stored Es rows, for stage 2 to score in place (scoring::sparsity_scores_gather*): one of
+  // f32 / f16 (IEEE half bits) is set, `rows` x `dim`, row s = slot s (removed slots included).
+  struct SparseTable {
+    const float* f32 = nullptr;
+    const std::uint16_t* f16 = nullptr;
+    std::size_t rows = 0, dim = 0;
+  };
+  // Checks every slot as gather_sparse does, then calls use(table) under the shared lock: the
+  // table is valid only inside the call. InvalidArgument when the index stores no Es.
+  void with_sparse_table(const Slot* slots, std::size_t n, const std::function<void(const SparseTable&)>& use) const;
   // The document's token embeddings (token_dim columns); InvalidArgument if not stored.
   MatrixView token_embeddings(Slot slot) const;
 

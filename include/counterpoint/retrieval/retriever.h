@@ -124,18 +124,20 @@ struct AlphaChoice {
 AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder);
 
 // InvalidArgument when `encoder` or `sparse_encoder` (either may be null) is not the model
-// `index` records or produces another width than the rows it stores.
+// `index` records or produces another width than the rows it stores (token rows included), or
+// when a sparse encoder is given for an index without Es. Every face (CLI, Python) runs this one
+// check when it opens an index with encoders.
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder);
 
 // Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given): widths and
 // the encoders' identities set, everything else at its default.
 index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
 
-// Encodes documents with E (and Es when given) and adds them to `index` in batches,
+// Encodes documents (texts, then their ids) with E (and Es when given) and adds them to `index` in batches,
 // reporting (documents done, total) through `progress`. An encoder other than the one the
 // index records throws InvalidArgument before anything is added.
-void add_documents(index::DocumentIndex& index, const std::vector<std::string>& ids,
-                   const std::vector<std::string>& texts, const Encoder& encoder,
+void add_documents(index::DocumentIndex& index, const std::vector<std::string>& texts,
+                   const std::vector<std::string>& ids, const Encoder& encoder,
                    const Encoder* sparse_encoder, std::size_t batch_size = 256,
                    const ProgressCallback& progress = {});
 

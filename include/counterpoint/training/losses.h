@@ -9,25 +9,23 @@
 
 #include <torch/torch.h>
 
+#include "counterpoint/scoring/sparsity.h"
+
 namespace counterpoint::training {
 
-// Scale-invariant sparsity measures of a difference vector, in [0, 1], higher = sparser.
-enum class SparsityKind {
-  kHoyer,   // (sqrt(d) - |x|_1 / |x|_2) / (sqrt(d) - 1)
-  kL2L1,    // |x|_2 / |x|_1
-  kKappa4,  // |x|_4^4 / |x|_2^4
-};
-SparsityKind parse_sparsity_kind(const std::string& name);  // "hoyer", "l2l1", "kappa4"
-std::string to_string(SparsityKind kind);
+// The measures are scoring's (one enum and parser, counterpoint/scoring/sparsity.h), here as
+// differentiable tensors: hoyer (sqrt(d) - |x|_1 / |x|_2) / (sqrt(d) - 1), l2l1 |x|_2 / |x|_1,
+// kappa4 |x|_4^4 / |x|_2^4.
+using scoring::Sparsity;
 
 // Sparsity of each row of `x` ([..., D] -> [...]). Norms are clamped as in the SparseCL reference
 // code, |x|_1 >= sqrt(D) * 1e-6 and |x|_2 >= 1e-6, so identical vectors give a finite value
 // (Hoyer 0) and a finite gradient.
-torch::Tensor sparsity(const torch::Tensor& x, SparsityKind kind);
+torch::Tensor sparsity(const torch::Tensor& x, Sparsity kind);
 
 // [N, M] matrix of sparsity(normalize(a_i) - normalize(b_j)) for a [N, D], b [M, D].
 torch::Tensor pairwise_difference_sparsity(const torch::Tensor& a, const torch::Tensor& b,
-                                           SparsityKind kind);
+                                           Sparsity kind);
 
 // SparseCL loss (mean over the batch). anchor and positive are [N, D]; negative is [N*k, D]
 // with rows i*k .. i*k+k-1 the hard negatives of anchor i (k = 0 allowed: an empty [0, D]).
@@ -35,7 +33,7 @@ torch::Tensor pairwise_difference_sparsity(const torch::Tensor& a, const torch::
 // with H the pairwise difference sparsity and w_im = hard_negative_weight for anchor i's own
 // negatives (0 elsewhere), added to the logit after the temperature as the reference code does.
 torch::Tensor sparsecl_loss(const torch::Tensor& anchor, const torch::Tensor& positive,
-                            const torch::Tensor& negative, SparsityKind kind, double temperature,
+                            const torch::Tensor& negative, Sparsity kind, double temperature,
                             double hard_negative_weight = 0.0);
 
 // Cosine InfoNCE / Multiple Negatives Ranking loss with the same layout: logits

@@ -10,6 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "counterpoint/eval/retrieval_task.h"
+
 namespace counterpoint::training {
 
 struct Triple {
@@ -80,6 +82,34 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
 // Lines anchor<TAB>positive<TAB>negative[<TAB>group], no header. A line with another field
 // count or an empty anchor/positive/negative throws CorruptFile "file:line: ...".
 std::vector<Triple> load_tsv_triples(const std::string& path);
+// Several such files, concatenated in order.
+std::vector<Triple> load_tsv_triples(const std::vector<std::string>& paths);
+
+// Where a run's triples come from: the one dispatch over the builders above, which the CLI's
+// `train --data` names.
+enum class TripleData { kTsv, kArguAna, kSick, kStance };
+TripleData parse_triple_data(const std::string& name);  // "tsv", "arguana", "sick", "stance"
+std::string to_string(TripleData data);
+
+struct TripleSource {
+  TripleData data = TripleData::kTsv;
+  std::vector<std::string> triple_files;  // kTsv
+  std::string dataset;  // BEIR directory: kArguAna and kStance (with metadata.jsonl), kSick (corpus.jsonl)
+  std::string qrels;    // the training split's qrels: kArguAna, kStance
+  std::string pairs;    // SICK's pairs_<split>.tsv: kSick
+  std::size_t negatives_per_anchor = ArguAnaTripleOptions{}.negatives_per_anchor;  // kArguAna
+  StanceCurriculum curriculum = StanceTripleOptions{}.curriculum;                   // kStance
+  std::size_t stance_count = StanceTripleOptions{}.count;                          // kStance
+  std::uint64_t seed = 42;
+};
+
+// The triples of `source`; InvalidArgument naming what a source lacks (e.g. a dataset for kSick).
+std::vector<Triple> build_triples(const TripleSource& source);
+
+// A retrieval task made of held-out triples, for tuning alpha on them
+// (eval::tune_alpha_on_task): each anchor is a query (q0, q1, ...) whose one relevant passage is
+// its positive; every distinct positive and negative is a document (d0, d1, ...).
+eval::RetrievalTask dev_task(const std::vector<Triple>& triples);
 
 // Removes the triples whose anchor or positive is one of `texts` (e.g. the dev queries, which
 // SICK's train pairs partly share); returns how many were removed.

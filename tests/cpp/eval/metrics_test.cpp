@@ -24,7 +24,7 @@ TEST(ParseMetric, AcceptsTheDocumentedSpellingsCaseInsensitively) {
   EXPECT_EQ(parse_metric("precision@5").name, "p@5");
   EXPECT_EQ(parse_metric("Recall@100").k, 100u);
   EXPECT_EQ(parse_metric("R-Precision").name, "p@r");
-  EXPECT_EQ(parse_metric("accuracy@1").kind, MetricKind::Accuracy);
+  EXPECT_EQ(parse_metric("accuracy@1").kind, MetricKind::kAccuracy);
   EXPECT_EQ(parse_metric("MAP").name, "map");
   EXPECT_EQ(parse_metric("map@10").name, "map@10");
   EXPECT_THROW(parse_metric("bpref@10"), InvalidArgument);

@@ -21,10 +21,10 @@ std::map<std::string, StanceLabel> claim_labels() {
 
 TEST(Stance, ClassifiesByTopicAndStance) {
   StanceLabel query{"1", "pro"};
-  EXPECT_EQ(classify(query, {"1", "pro"}), DocumentClass::Positive);
-  EXPECT_EQ(classify(query, {"1", "con"}), DocumentClass::Hard);
-  EXPECT_EQ(classify(query, {"2", "pro"}), DocumentClass::SemiHard);
-  EXPECT_EQ(classify(query, {"2", "con"}), DocumentClass::Easy);
+  EXPECT_EQ(classify(query, {"1", "pro"}), DocumentClass::kPositive);
+  EXPECT_EQ(classify(query, {"1", "con"}), DocumentClass::kHard);
+  EXPECT_EQ(classify(query, {"2", "pro"}), DocumentClass::kSemiHard);
+  EXPECT_EQ(classify(query, {"2", "con"}), DocumentClass::kEasy);
 }
 
 TEST(Stance, QueryAndClaimVocabulariesMapToProAndCon) {

@@ -19,21 +19,6 @@ Bm25Index three_documents(Bm25Options options = {}) {
   return bm25;
 }
 
-TEST(Tokenize, LowerCasedUnicodeLetterAndDigitRuns) {
-  EXPECT_THAT(tokenize_alphanumeric("Hello, WORLD-42 x_y"), ElementsAre("hello", "world", "42", "x", "y"));
-  EXPECT_THAT(tokenize_alphanumeric("Ärger über Ökonomie"), ElementsAre("ärger", "über", "ökonomie"));
-  EXPECT_TRUE(tokenize_alphanumeric(" ... ").empty());
-}
-
-TEST(Tokenize, InvalidUtf8NamesTheByteOffset) {
-  try {
-    tokenize_alphanumeric(std::string("ab\xff", 3));
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("byte offset 2"));
-  }
-}
-
 TEST(Bm25, StemmingMapsInflectionsToOneTerm) {
   Bm25Index stemmed({0.9f, 0.4f, true});
   EXPECT_THAT(stemmed.analyze("Cats running"), ElementsAre("cat", "run"));

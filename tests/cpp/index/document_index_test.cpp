@@ -36,7 +36,7 @@ IndexOptions options_of(std::size_t dim, const std::string& kind = "flat") {
 
 DocumentIndex filled(IndexOptions options, const Matrix& rows) {
   DocumentIndex index(std::move(options));
-  index.add(numbered("d", rows.rows()), numbered("text ", rows.rows()), rows);
+  index.add(numbered("text ", rows.rows()), numbered("d", rows.rows()), rows);
   return index;
 }
 
@@ -81,7 +81,7 @@ TEST(DocumentIndex, FlatSearchIsExact) {
 TEST(DocumentIndex, SlotsFollowInsertionOrderAndScoresAreCosines) {
   DocumentIndex index(options_of(2));
   const Matrix rows(3, 2, {3, 0, 0, 2, 1, 1});  // normalised on the way in
-  index.add({"a", "b", "c"}, {"ta", "tb", "tc"}, rows);
+  index.add({"ta", "tb", "tc"}, {"a", "b", "c"}, rows);
   EXPECT_EQ(index.slot_of("c"), Slot(2));
   EXPECT_EQ(index.id(1), "b");
   EXPECT_EQ(index.text(2), "tc");
@@ -142,12 +142,12 @@ TEST(DocumentIndex, IvfSearchesExactlyUntilItHasEnoughRowsToTrain) {
   DocumentIndex index(o);
   EXPECT_EQ(index.min_training_rows(), 1024u);
   const Matrix first = random_rows(100, 8, 9);
-  index.add(numbered("a", 100), numbered("t", 100), first);
+  index.add(numbered("t", 100), numbered("a", 100), first);
   EXPECT_FALSE(index.is_trained());
   const Matrix queries = random_rows(3, 8, 10);
   EXPECT_DOUBLE_EQ(recall(index.search(queries, 5), first, queries, 5), 1.0);
   const Matrix more = random_rows(1000, 8, 11);
-  index.add(numbered("b", 1000), numbered("t", 1000), more);
+  index.add(numbered("t", 1000), numbered("b", 1000), more);
   EXPECT_TRUE(index.is_trained());
   EXPECT_EQ(index.size(), 1100u);
 }
@@ -186,7 +186,7 @@ TEST(DocumentIndex, RemovedDocumentsNeverAppearAndIdsCanComeBack) {
       EXPECT_EQ(s % 2, 1) << "removed slot " << s << " returned";
     }
     // Re-adding d0 gives it a fresh slot, and the query of its own row finds it first.
-    index.add({"d0"}, {"back"}, MatrixView(corpus.row(0), 1, 16));
+    index.add({"back"}, {"d0"}, MatrixView(corpus.row(0), 1, 16));
     EXPECT_EQ(index.slot_of("d0"), Slot(1200));
     EXPECT_EQ(index.text(1200), "back");
     EXPECT_EQ(index.search(MatrixView(corpus.row(0), 1, 16), 1, {64, 64}).slot(0, 0), 1200);
@@ -212,7 +212,7 @@ TEST(DocumentIndex, PadsWithMinusOneWhenFewerDocumentsExist) {
   const SearchResult empty = index.search(query, 3);
   EXPECT_EQ(empty.slots, std::vector<Slot>(6, -1));
   EXPECT_TRUE(std::isinf(empty.scores[0]) && empty.scores[0] < 0);
-  index.add({"a", "b"}, {"", ""}, random_rows(2, 4, 17));
+  index.add({"", ""}, {"a", "b"}, random_rows(2, 4, 17));
   index.remove({"a"});
   const SearchResult r = index.search(query, 3);
   EXPECT_EQ(r.slots, (std::vector<Slot>{1, -1, -1, 1, -1, -1}));
@@ -223,13 +223,13 @@ TEST(DocumentIndex, DuplicateIdsAreRejectedBeforeAnythingChanges) {
   DocumentIndex index = filled(options_of(4), random_rows(2, 4, 18));
   const Matrix rows = random_rows(2, 4, 19);
   try {
-    index.add({"x", "x"}, {"", ""}, rows);
+    index.add({"", ""}, {"x", "x"}, rows);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("'x' appears twice"));
   }
   try {
-    index.add({"new", "d1"}, {"", ""}, rows);
+    index.add({"", ""}, {"new", "d1"}, rows);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("'d1' is already in the index"));
@@ -244,15 +244,15 @@ TEST(DocumentIndex, RejectsBadRowsWithClearMessages) {
   DocumentIndex index(o);
   Matrix dense = random_rows(1, 4, 20);
   const Matrix sparse = random_rows(1, 3, 21);
-  EXPECT_THROW(index.add({"a"}, {"t"}, random_rows(1, 5, 22), sparse), InvalidArgument);
-  EXPECT_THROW(index.add({"a"}, {"t"}, dense, random_rows(1, 2, 23)), InvalidArgument);
-  EXPECT_THROW(index.add({"a"}, {"t"}, dense), InvalidArgument);             // sparse rows missing
-  EXPECT_THROW(index.add({"a", "b"}, {"t", "u"}, dense, sparse), InvalidArgument);  // row counts
-  EXPECT_THROW(index.add({""}, {"t"}, dense, sparse), InvalidArgument);
-  EXPECT_THROW(index.add({"a"}, {std::string("\xc3", 1)}, dense, sparse), InvalidArgument);
+  EXPECT_THROW(index.add({"t"}, {"a"}, random_rows(1, 5, 22), sparse), InvalidArgument);
+  EXPECT_THROW(index.add({"t"}, {"a"}, dense, random_rows(1, 2, 23)), InvalidArgument);
+  EXPECT_THROW(index.add({"t"}, {"a"}, dense), InvalidArgument);             // sparse rows missing
+  EXPECT_THROW(index.add({"t", "u"}, {"a", "b"}, dense, sparse), InvalidArgument);  // row counts
+  EXPECT_THROW(index.add({"t"}, {""}, dense, sparse), InvalidArgument);
+  EXPECT_THROW(index.add({std::string("\xc3", 1)}, {"a"}, dense, sparse), InvalidArgument);
   dense(0, 2) = std::nanf("");
   try {
-    index.add({"a"}, {"t"}, dense, sparse);
+    index.add({"t"}, {"a"}, dense, sparse);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("dense"));
@@ -278,7 +278,7 @@ TEST(DocumentIndex, SparseRowsRoundTripInFloat32AndFloat16) {
     o.sparse_dim = 2;
     o.sparse_storage = storage;
     DocumentIndex index(o);
-    index.add({"a", "b", "c"}, {"", "", ""}, dense, sparse);
+    index.add({"", "", ""}, {"a", "b", "c"}, dense, sparse);
     const Slot slots[] = {2, 0, 1};
     float out[6];
     index.gather_sparse(slots, 3, out);
@@ -300,7 +300,7 @@ TEST(DocumentIndex, SparseRowsRoundTripInFloat32AndFloat16) {
   o.sparse_dim = 2;
   o.sparse_storage = IndexOptions::SparseStorage::kFloat16;
   DocumentIndex index(o);
-  EXPECT_THROW(index.add({"a"}, {""}, random_rows(1, 4, 26), Matrix(1, 2, 70000.0f)), InvalidArgument);
+  EXPECT_THROW(index.add({""}, {"a"}, random_rows(1, 4, 26), Matrix(1, 2, 70000.0f)), InvalidArgument);
 }
 
 TEST(DocumentIndex, StoresTokenEmbeddingsPerDocument) {
@@ -309,18 +309,18 @@ TEST(DocumentIndex, StoresTokenEmbeddingsPerDocument) {
   o.token_dim = 2;
   DocumentIndex index(o);
   std::vector<Matrix> tokens{Matrix(3, 2, 1.0f), Matrix(1, 2, {0.25f, 0.75f})};
-  index.add({"a", "b"}, {"", ""}, random_rows(2, 4, 27), {}, tokens);
+  index.add({"", ""}, {"a", "b"}, random_rows(2, 4, 27), {}, tokens);
   EXPECT_EQ(index.token_embeddings(0).rows, 3u);
   EXPECT_FLOAT_EQ(index.token_embeddings(1).row(0)[1], 0.75f);
-  EXPECT_THROW(index.add({"c"}, {""}, random_rows(1, 4, 28)), InvalidArgument);  // tokens missing
-  EXPECT_THROW(index.add({"c"}, {""}, random_rows(1, 4, 28), {}, {Matrix(1, 3)}), InvalidArgument);
+  EXPECT_THROW(index.add({""}, {"c"}, random_rows(1, 4, 28)), InvalidArgument);  // tokens missing
+  EXPECT_THROW(index.add({""}, {"c"}, random_rows(1, 4, 28), {}, {Matrix(1, 3)}), InvalidArgument);
   DocumentIndex plain(options_of(4));
-  EXPECT_THROW(plain.add({"c"}, {""}, random_rows(1, 4, 28), {}, {Matrix(1, 2)}), InvalidArgument);
+  EXPECT_THROW(plain.add({""}, {"c"}, random_rows(1, 4, 28), {}, {Matrix(1, 2)}), InvalidArgument);
 }
 
 TEST(DocumentIndex, Bm25FollowsAddsAndRemoves) {
   DocumentIndex index(options_of(2));
-  index.add({"a", "b", "c"}, {"The cat sat.", "the dog sat on the mat", "Cats and dogs!"}, random_rows(3, 2, 29));
+  index.add({"The cat sat.", "the dog sat on the mat", "Cats and dogs!"}, {"a", "b", "c"}, random_rows(3, 2, 29));
   auto hits = index.search_bm25("cat sat", 5);
   ASSERT_EQ(hits.size(), 2u);
   EXPECT_EQ(hits[0].slot, 0);
@@ -388,7 +388,7 @@ TEST(DocumentIndex, WritersAndReadersDoNotRace) {
   }
   for (int i = 0; i < 50; ++i) {
     const std::string id = "extra" + std::to_string(i);
-    index.add({id}, {"x"}, random_rows(1, 8, 100 + unsigned(i)));
+    index.add({"x"}, {id}, random_rows(1, 8, 100 + unsigned(i)));
     index.remove({id});
   }
   done = true;

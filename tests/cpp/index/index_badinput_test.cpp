@@ -37,7 +37,7 @@ DocumentIndex small_index() {
   DocumentIndex index(small_options());
   const Matrix dense(3, 4, std::vector<float>{1, 0, 0, 0, 0, 1, 0, 0, 0.5f, 0.5f, 0.5f, 0.5f});
   const Matrix sparse(3, 3, std::vector<float>{1, 2, 3, 0, 1, 0, -1, 0.5f, 0});
-  index.add({"d0", "d1", "d2"}, {"cats attack", "dogs support", "birds"}, dense, sparse,
+  index.add({"cats attack", "dogs support", "birds"}, {"d0", "d1", "d2"}, dense, sparse,
             {Matrix(1, 2, 0.5f), Matrix(2, 2, 0.25f), Matrix(1, 2, -1.0f)});
   index.remove({"d1"});
   return index;
@@ -95,7 +95,7 @@ TEST(IndexVectors, ZeroRowsAreStoredAndScoreZeroAgainstAnyQuery) {
   IndexOptions o;
   o.dim = 3;
   DocumentIndex index(o);
-  index.add({"zero", "x"}, {"", ""}, Matrix(2, 3, std::vector<float>{0, 0, 0, 2, 0, 0}));
+  index.add({"", ""}, {"zero", "x"}, Matrix(2, 3, std::vector<float>{0, 0, 0, 2, 0, 0}));
   const SearchResult r = index.search(Matrix(1, 3, std::vector<float>{0, 1, 0}), 2);
   EXPECT_EQ(r.scores, (std::vector<float>{0.0f, 0.0f}));
   const float* stored = index.dense_row(*index.slot_of("zero"));
@@ -109,13 +109,13 @@ TEST(IndexVectors, NonFiniteSparseAndTokenRowsAreRejectedNamingThem) {
   const Matrix dense(1, 4, 0.5f);
   Matrix sparse(1, 3, 0.1f);
   sparse(0, 1) = INFINITY;
-  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"a"}, {"t"}, dense, sparse, {Matrix(1, 2)}); }),
+  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"t"}, {"a"}, dense, sparse, {Matrix(1, 2)}); }),
               HasSubstr("sparse embeddings"));
   Matrix tokens(2, 2, 0.1f);
   tokens(1, 0) = std::nanf("");
-  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"a"}, {"t"}, dense, Matrix(1, 3, 0.1f), {tokens}); }),
+  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"t"}, {"a"}, dense, Matrix(1, 3, 0.1f), {tokens}); }),
               HasSubstr("token embeddings of 'a'"));
-  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"a"}, {"t"}, dense, Matrix(1, 3, 0.1f), {Matrix(1, 5)}); }),
+  EXPECT_THAT(error_of<InvalidArgument>([&] { index.add({"t"}, {"a"}, dense, Matrix(1, 3, 0.1f), {Matrix(1, 5)}); }),
               HasSubstr("token embeddings of 'a'"));
   EXPECT_EQ(index.size(), 0u);
 }
@@ -183,7 +183,7 @@ TEST_F(IndexBadInput, ASaveThatFailsHalfWayLeavesThePreviousIndexIntact) {
   Matrix rows(200, 64, 0.25f);
   std::vector<std::string> ids, texts;
   for (int i = 0; i < 200; ++i) ids.push_back("b" + std::to_string(i)), texts.push_back("text");
-  big.add(ids, texts, rows);
+  big.add(texts, ids, rows);
   // Writes beyond 16 KiB fail with EFBIG, as on a full disk: faiss.bin (51 KiB) cannot be written.
   struct rlimit saved;
   ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -232,7 +232,7 @@ TEST_F(IndexBadInput, EmptyIndexesAndZeroRowDocumentsRoundTrip) {
     EXPECT_EQ(empty.search(Matrix(1, 4, 0.5f), 2).slots, (std::vector<Slot>{-1, -1}));
   }
   DocumentIndex index(small_options());
-  index.add({"none", "one"}, {"", "x"}, Matrix(2, 4, 0.5f), Matrix(2, 3, 0.1f), {Matrix(0, 2), Matrix(1, 2, 0.5f)});
+  index.add({"", "x"}, {"none", "one"}, Matrix(2, 4, 0.5f), Matrix(2, 3, 0.1f), {Matrix(0, 2), Matrix(1, 2, 0.5f)});
   index.remove({"one"});
   index.save(dir());
   const DocumentIndex loaded = DocumentIndex::load(dir());

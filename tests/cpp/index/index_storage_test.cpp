@@ -57,7 +57,7 @@ class IndexStorage : public ::testing::Test {
       tokens.push_back(random_rows(1 + i % 4, 3, 100 + unsigned(i)));
     }
     if (kind == "ivf" || kind == "ivfpq") index.train(random_rows(200, 8, 7));
-    index.add(ids, texts, random_rows(n, 8, 1), random_rows(n, 6, 2), tokens);
+    index.add(texts, ids, random_rows(n, 8, 1), random_rows(n, 6, 2), tokens);
     index.remove({"doc-3"});
     return index;
   }
@@ -136,7 +136,7 @@ TEST_F(IndexStorage, RoundTripsAnUntrainedIvfIndex) {
   o.dim = 4;
   o.kind = "ivf";
   DocumentIndex index(o);
-  index.add({"a", "b"}, {"x", "y"}, random_rows(2, 4, 3));
+  index.add({"x", "y"}, {"a", "b"}, random_rows(2, 4, 3));
   index.save(dir());
   const DocumentIndex loaded = DocumentIndex::load(dir());
   EXPECT_FALSE(loaded.is_trained());
@@ -148,7 +148,7 @@ TEST_F(IndexStorage, SaveReplacesThePreviousIndexAndLeavesNoTemporaries) {
   IndexOptions small_options;
   small_options.dim = 8;
   DocumentIndex small(small_options);
-  small.add({"only"}, {"one"}, random_rows(1, 8, 5));
+  small.add({"one"}, {"only"}, random_rows(1, 8, 5));
   small.save(dir());
   EXPECT_EQ(DocumentIndex::load(dir()).size(), 1u);
   std::vector<std::string> names;

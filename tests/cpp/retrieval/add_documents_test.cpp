@@ -36,7 +36,7 @@ Corpus corpus(std::size_t n, const std::string& prefix) {
 
 std::shared_ptr<index::DocumentIndex> index_with_two() {
   auto idx = std::make_shared<index::DocumentIndex>(index_options_for(*tiny(), tiny().get()));
-  add_documents(*idx, {"a", "b"}, {"a dog", "a cat"}, *tiny(), tiny().get());
+  add_documents(*idx, {"a dog", "a cat"}, {"a", "b"}, *tiny(), tiny().get());
   return idx;
 }
 
@@ -55,7 +55,7 @@ TEST(AddDocuments, AnIdAlreadyInTheIndexAddsNothingFromAnyBatch) {
   auto idx = index_with_two();
   Corpus c = corpus(12, "d");
   c.ids[10] = "a";  // in the sixth batch of two
-  const auto message = message_of([&] { add_documents(*idx, c.ids, c.texts, *tiny(), tiny().get(), 2); });
+  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 2); });
   EXPECT_EQ(message, "add_documents: id 'a' (item 10) is already in the index");
   EXPECT_EQ(idx->size(), 2u);
 }
@@ -64,7 +64,7 @@ TEST(AddDocuments, AnIdTwiceInOneCallIsNamedAsSuchWithBothItems) {
   auto idx = index_with_two();
   Corpus c = corpus(18, "d");
   c.ids[17] = c.ids[3];
-  const auto message = message_of([&] { add_documents(*idx, c.ids, c.texts, *tiny(), tiny().get(), 4); });
+  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
   EXPECT_EQ(message, "add_documents: id 'd3' appears twice in this call (items 3 and 17)");
   EXPECT_EQ(idx->size(), 2u);
 }
@@ -73,7 +73,7 @@ TEST(AddDocuments, AnEmptyIdIsNamedByItsPositionInTheCall) {
   auto idx = index_with_two();
   Corpus c = corpus(18, "d");
   c.ids[17] = "";
-  const auto message = message_of([&] { add_documents(*idx, c.ids, c.texts, *tiny(), tiny().get(), 4); });
+  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
   EXPECT_EQ(message, "add_documents: item 17 has an empty id");
   EXPECT_EQ(idx->size(), 2u);
 }
@@ -83,9 +83,9 @@ TEST(AddDocuments, CancellingMidwayAddsNothing) {
   const Corpus c = corpus(290, "d");
   std::size_t calls = 0;
   const ProgressCallback stop_after_two = [&](std::size_t, std::size_t) { return ++calls < 2; };
-  EXPECT_THROW(add_documents(*idx, c.ids, c.texts, *tiny(), tiny().get(), 128, stop_after_two), Cancelled);
+  EXPECT_THROW(add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 128, stop_after_two), Cancelled);
   EXPECT_EQ(idx->size(), 2u);
   EXPECT_FALSE(idx->contains("d0"));
-  add_documents(*idx, c.ids, c.texts, *tiny(), tiny().get(), 128);  // the same call, uncancelled
+  add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 128);  // the same call, uncancelled
   EXPECT_EQ(idx->size(), 292u);
 }

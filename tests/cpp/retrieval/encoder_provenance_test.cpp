@@ -52,9 +52,9 @@ TEST(EncoderProvenance, RowsAndQueriesFromAnotherModelAreRefused) {
   auto other = renamed_copy();
   ASSERT_EQ(other->dim(), encoder->dim());
   auto index = std::make_shared<index::DocumentIndex>(index_options_for(*encoder));
-  add_documents(*index, {"a", "b"}, {"the cat sleeps", "the dog barks"}, *encoder, nullptr);
+  add_documents(*index, {"the cat sleeps", "the dog barks"}, {"a", "b"}, *encoder, nullptr);
   try {
-    add_documents(*index, {"c"}, {"a bird sings"}, *other, nullptr);
+    add_documents(*index, {"a bird sings"}, {"c"}, *other, nullptr);
     FAIL() << "rows of another model were added";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("bert-tiny-renamed@"), std::string::npos) << e.what();
@@ -70,7 +70,7 @@ TEST(EncoderProvenance, SurvivesSaveAndLoadAndUnrecordedIndexesAcceptAnyModelOfT
   auto other = renamed_copy();
   const std::string dir = scratch("index");
   index::DocumentIndex recorded(index_options_for(*encoder));
-  add_documents(recorded, {"a"}, {"the cat sleeps"}, *encoder, nullptr);
+  add_documents(recorded, {"the cat sleeps"}, {"a"}, *encoder, nullptr);
   recorded.save(dir);
   auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(dir));
   EXPECT_EQ(loaded->options().encoder_id, encoder->identity());
@@ -80,9 +80,32 @@ TEST(EncoderProvenance, SurvivesSaveAndLoadAndUnrecordedIndexesAcceptAnyModelOfT
   index::IndexOptions unrecorded;
   unrecorded.dim = encoder->dim();
   auto plain = std::make_shared<index::DocumentIndex>(unrecorded);
-  add_documents(*plain, {"a"}, {"the cat sleeps"}, *encoder, nullptr);
-  add_documents(*plain, {"b"}, {"the dog barks"}, *other, nullptr);
+  add_documents(*plain, {"the cat sleeps"}, {"a"}, *encoder, nullptr);
+  add_documents(*plain, {"the dog barks"}, {"b"}, *other, nullptr);
   EXPECT_NO_THROW(Retriever(plain, other));
+}
+
+// The one check every face runs when it opens an index with encoders.
+TEST(EncoderProvenance, ASparseEncoderForAnIndexWithoutEsAndAnotherTokenWidthAreRefused) {
+  auto encoder = Encoder::load(kBertTiny);
+  auto plain = std::make_shared<index::DocumentIndex>(index_options_for(*encoder));
+  EXPECT_NO_THROW(check_encoders(*plain, encoder.get(), nullptr));
+  try {
+    check_encoders(*plain, encoder.get(), encoder.get());
+    FAIL() << "a sparse encoder was accepted for an index without Es";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("stores no sparse-aware embeddings"), std::string::npos) << e.what();
+  }
+  auto options = index_options_for(*encoder);
+  options.store_token_embeddings = true;
+  options.token_dim = encoder->token_dim() + 1;
+  index::DocumentIndex tokens(options);
+  try {
+    check_encoders(tokens, encoder.get(), nullptr);
+    FAIL() << "an encoder of another token width was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("token width"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

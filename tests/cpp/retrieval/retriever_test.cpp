@@ -5,9 +5,12 @@
 
 #include <atomic>
 #include <cmath>
+#include <map>
+#include <random>
 #include <thread>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/scoring/sparsity.h"
 
 using namespace counterpoint;
 using namespace counterpoint::retrieval;
@@ -35,8 +38,8 @@ Fixture make_fixture() {
   auto idx = std::make_shared<index::DocumentIndex>(options);
   const Matrix dense = rows({{0.95f, 0.31f, 0, 0}, {0.90f, 0.43f, 0, 0}, {0, 1, 0, 0}, {0.2f, 0, 0.98f, 0}});
   const Matrix sparse = rows({{0.6f, 0.5f, 0.4f, 0.3f}, {1, 0, 0, 0.9f}, {0, 1, 0, 0}, {0, 0, 1, 0}});
-  idx->add({"para", "contra", "other", "far"},
-           {"cats sleep a lot", "cats never sleep", "dogs bark", "the weather is fine"}, dense, sparse);
+  idx->add({"cats sleep a lot", "cats never sleep", "dogs bark", "the weather is fine"},
+           {"para", "contra", "other", "far"}, dense, sparse);
   Fixture f;
   f.index = idx;
   f.queries.texts = {"do cats sleep"};
@@ -184,4 +187,61 @@ TEST(Retriever, ConcurrentSearchesMatchSerialOnes) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Stage 2 scores the candidates' Es where the index keeps them: with float16 storage the hits'
+// sparsity is the gather-and-score kernel's over the stored half rows, within the float16
+// tolerance of float32 storage, and every final score is stage 1 + alpha * sparsity.
+TEST(Retriever, Float16EsIsScoredInPlaceAndMatchesFloat32StorageWithinTolerance) {
+  constexpr std::size_t kDocs = 200, kDim = 32;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Matrix dense(kDocs, kDim), sparse(kDocs, kDim), query(1, kDim), sparse_query(1, kDim);
+  for (auto* m : {&dense, &sparse, &query, &sparse_query})
+    for (float& v : m->values()) v = normal(rng);
+  std::vector<std::string> texts(kDocs), doc_ids(kDocs);
+  for (std::size_t i = 0; i < kDocs; ++i) doc_ids[i] = "d" + std::to_string(i);
+  std::vector<std::vector<Hit>> by_storage[2];
+  for (int half = 0; half < 2; ++half) {
+    index::IndexOptions options;
+    options.dim = options.sparse_dim = kDim;
+    options.build_bm25 = false;
+    if (half) options.sparse_storage = index::IndexOptions::SparseStorage::kFloat16;
+    auto idx = std::make_shared<index::DocumentIndex>(options);
+    idx->add(texts, doc_ids, dense, sparse);
+    EncodedQueries q;
+    q.texts = {""};
+    q.dense = query;
+    q.sparse = sparse_query;
+    SearchOptions search;
+    search.k = 50;
+    search.candidates = 100;
+    search.scorer = Scorer::kSparsity;
+    search.alpha = 1.5f;
+    by_storage[half] = Retriever(idx, nullptr).search_encoded(q, search);
+    const auto& hits = by_storage[half][0];
+    ASSERT_EQ(hits.size(), 50u);
+    std::vector<index::Slot> slots;
+    for (const Hit& h : hits) slots.push_back(h.slot);
+    std::vector<float> expected(hits.size());
+    idx->with_sparse_table(slots.data(), slots.size(), [&](const index::DocumentIndex::SparseTable& table) {
+      ASSERT_EQ(table.f16 != nullptr, bool(half));
+      if (half) {
+        scoring::sparsity_scores_gather_f16(sparse_query, table.f16, table.rows, slots.data(), slots.size(), {},
+                                            expected.data());
+      } else {
+        scoring::sparsity_scores_gather(sparse_query, table.f32, table.rows, slots.data(), slots.size(), {},
+                                        expected.data());
+      }
+    });
+    for (std::size_t i = 0; i < hits.size(); ++i) {
+      EXPECT_EQ(hits[i].sparsity, expected[i]) << i;
+      EXPECT_EQ(hits[i].score, hits[i].stage1 + 1.5f * hits[i].sparsity) << i;
+    }
+  }
+  std::map<std::string, float> float32_sparsity;
+  for (const Hit& h : by_storage[0][0]) float32_sparsity[h.id] = h.sparsity;
+  for (const Hit& h : by_storage[1][0]) {
+    if (float32_sparsity.count(h.id)) EXPECT_NEAR(h.sparsity, float32_sparsity[h.id], 1e-3) << h.id;
+  }
 }

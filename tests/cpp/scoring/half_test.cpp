@@ -109,5 +109,63 @@ TEST(SparsityScoresF16, RejectsBadInput) {
   }
 }
 
+// The gather-and-score kernels read listed rows of a table in place; their scores are the
+// contiguous kernels' on those rows, bit for bit.
+TEST(SparsityScoresGather, EqualTheContiguousKernelsOnTheListedRows) {
+  const std::size_t d = 96, table_rows = 30;
+  const Matrix q = random_unit_rows(1, d, 3);
+  const Matrix table = random_unit_rows(table_rows, d, 4);
+  const std::vector<std::uint16_t> half_table = to_half(table);
+  const std::vector<std::int64_t> listed = {17, 0, 29, 5, 5, 12};
+  Matrix gathered(listed.size(), d);
+  std::vector<std::uint16_t> gathered_half;
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    std::copy_n(table.row(std::size_t(listed[i])), d, gathered.row(i));
+    gathered_half.insert(gathered_half.end(), half_table.begin() + listed[i] * long(d),
+                         half_table.begin() + (listed[i] + 1) * long(d));
+  }
+  for (Sparsity f : {Sparsity::kHoyer, Sparsity::kL2L1, Sparsity::kKappa4}) {
+    SparsityOptions options;
+    options.function = f;
+    const std::size_t n = listed.size();
+    std::vector<float> in_place(n), copied(n), in_place_half(n), copied_half(n);
+    sparsity_scores_gather(q, table.data(), table_rows, listed.data(), n, options, in_place.data());
+    sparsity_scores(q, gathered, options, copied.data());
+    sparsity_scores_gather_f16(q, half_table.data(), table_rows, listed.data(), n, options, in_place_half.data());
+    sparsity_scores_f16(q, gathered_half.data(), n, d, options, copied_half.data());
+    EXPECT_EQ(in_place, copied) << to_string(f);
+    EXPECT_EQ(in_place_half, copied_half) << to_string(f);
+  }
+}
+
+TEST(SparsityScoresGather, RefusesRowsOutsideTheTableAndNamesANonFiniteRow) {
+  const std::size_t d = 8;
+  const Matrix q = random_unit_rows(1, d, 1);
+  Matrix table = random_unit_rows(4, d, 2);
+  std::vector<float> out(2);
+  const std::vector<std::int64_t> outside = {1, 4}, negative = {-1}, fine = {0, 2};
+  EXPECT_THROW(sparsity_scores_gather(q, table.data(), 4, outside.data(), 2, {}, out.data()), InvalidArgument);
+  EXPECT_THROW(sparsity_scores_gather(q, table.data(), 4, negative.data(), 1, {}, out.data()), InvalidArgument);
+  const std::vector<std::uint16_t> half_table = to_half(table);
+  EXPECT_THROW(sparsity_scores_gather_f16(q, half_table.data(), 4, outside.data(), 2, {}, out.data()),
+               InvalidArgument);
+  table.row(2)[3] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    sparsity_scores_gather(q, table.data(), 4, fine.data(), 2, {}, out.data());
+    FAIL() << "a NaN table row was scored";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("table row 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FinalScores, AreTheStageOneScorePlusAlphaTimesTheSparsity) {
+  const std::vector<float> stage1 = {0.5f, -0.25f, 2.0f}, sparsity = {0.1f, 0.4f, 0.0f};
+  std::vector<float> out(3);
+  final_scores(stage1.data(), sparsity.data(), 3, 2.5f, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.5f + 2.5f * 0.1f, -0.25f + 2.5f * 0.4f, 2.0f}));
+  EXPECT_THROW(final_scores(stage1.data(), sparsity.data(), 3, std::numeric_limits<float>::infinity(), out.data()),
+               InvalidArgument);
+}
+
 }  // namespace
 }  // namespace counterpoint::scoring

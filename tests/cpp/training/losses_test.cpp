@@ -78,30 +78,38 @@ const Rows kNegatives = {{0.3, 0.2, -0.1, 1.5}, {0.9, 0.1, -0.2, 0.4}, {0.2, 0.3
 TEST(Sparsity, HoyerIsOneForOneNonZeroCoordinateAndZeroForAFlatVector) {
   auto one_hot = torch::tensor({0.0, 0.0, 3.0, 0.0}, torch::kFloat64);
   auto flat = torch::tensor({-2.0, 2.0, 2.0, -2.0}, torch::kFloat64);
-  EXPECT_NEAR(sparsity(one_hot, SparsityKind::kHoyer).item<double>(), 1.0, 1e-12);
-  EXPECT_NEAR(sparsity(flat, SparsityKind::kHoyer).item<double>(), 0.0, 1e-12);
+  EXPECT_NEAR(sparsity(one_hot, Sparsity::kHoyer).item<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(sparsity(flat, Sparsity::kHoyer).item<double>(), 0.0, 1e-12);
 }
 
 TEST(Sparsity, L2L1AndKappa4FollowTheirDefinitions) {
   auto x = torch::tensor({1.0, -2.0, 0.0, 2.0}, torch::kFloat64);
   // |x|_1 = 5, |x|_2 = 3, |x|_4^4 = 1 + 16 + 16 = 33.
-  EXPECT_NEAR(sparsity(x, SparsityKind::kL2L1).item<double>(), 3.0 / 5.0, 1e-12);
-  EXPECT_NEAR(sparsity(x, SparsityKind::kKappa4).item<double>(), 33.0 / 81.0, 1e-12);
+  EXPECT_NEAR(sparsity(x, Sparsity::kL2L1).item<double>(), 3.0 / 5.0, 1e-12);
+  EXPECT_NEAR(sparsity(x, Sparsity::kKappa4).item<double>(), 33.0 / 81.0, 1e-12);
 }
 
 TEST(Sparsity, IdenticalVectorsGiveAFiniteValueAndGradientThanksToTheClamps) {
   auto a = torch::tensor({{0.5, 0.5, 0.5, 0.5}}, torch::kFloat64).requires_grad_(true);
-  auto h = pairwise_difference_sparsity(a, a.detach(), SparsityKind::kHoyer);
+  auto h = pairwise_difference_sparsity(a, a.detach(), Sparsity::kHoyer);
   EXPECT_NEAR(h.item<double>(), 0.0, 1e-12);
   h.sum().backward();
   EXPECT_TRUE(torch::isfinite(a.grad()).all().item<bool>());
 }
 
-TEST(Sparsity, KindNamesRoundTripAndUnknownNamesAreRejected) {
-  for (auto kind : {SparsityKind::kHoyer, SparsityKind::kL2L1, SparsityKind::kKappa4}) {
-    EXPECT_EQ(parse_sparsity_kind(to_string(kind)), kind);
+// One enum for training and scoring: each measure the loss differentiates is the value the
+// stage-2 kernel computes at search time.
+TEST(Sparsity, EveryMeasureEqualsTheScoringKernelOfTheSameName) {
+  torch::manual_seed(3);
+  const auto x = torch::randn({16}, torch::kFloat64);
+  const auto as_float = x.to(torch::kFloat32).contiguous();
+  for (auto kind : {Sparsity::kHoyer, Sparsity::kL2L1, Sparsity::kKappa4}) {
+    scoring::SparsityOptions options;
+    options.function = kind;
+    options.identical_guard = false;
+    EXPECT_NEAR(sparsity(x, kind).item<double>(), scoring::sparsity(as_float.data_ptr<float>(), 16, options), 1e-6)
+        << to_string(kind);
   }
-  EXPECT_THROW(parse_sparsity_kind("gini"), InvalidArgument);
 }
 
 TEST(SparseCLLoss, MatchesTheReferenceFormulaComputedByHand) {
@@ -110,7 +118,7 @@ TEST(SparseCLLoss, MatchesTheReferenceFormulaComputedByHand) {
     const double expected =
         expected_loss(kAnchors, kPositives, kNegatives, temperature, weight, hoyer_of_difference);
     const double actual = sparsecl_loss(tensor_of(kAnchors), tensor_of(kPositives), tensor_of(kNegatives),
-                                        SparsityKind::kHoyer, temperature, weight)
+                                        Sparsity::kHoyer, temperature, weight)
                               .item<double>();
     EXPECT_NEAR(actual, expected, 1e-9) << "hard_negative_weight " << weight;
   }
@@ -119,7 +127,7 @@ TEST(SparseCLLoss, MatchesTheReferenceFormulaComputedByHand) {
 TEST(SparseCLLoss, WorksWithoutHardNegatives) {
   const double expected = expected_loss(kAnchors, kPositives, {}, 0.02, 0.0, hoyer_of_difference);
   auto empty = torch::zeros({0, 4}, torch::kFloat64);
-  EXPECT_NEAR(sparsecl_loss(tensor_of(kAnchors), tensor_of(kPositives), empty, SparsityKind::kHoyer, 0.02)
+  EXPECT_NEAR(sparsecl_loss(tensor_of(kAnchors), tensor_of(kPositives), empty, Sparsity::kHoyer, 0.02)
                   .item<double>(),
               expected, 1e-9);
 }
@@ -132,14 +140,14 @@ TEST(SparseCLLoss, DecreasesWhenPositivesBecomeSparserDifferencesOfTheirAnchors)
   const Rows sparse = {{1, 0, 0, 0, -1, 0}, {0, 1, 0, -1, 0, 0}, {0, 0, 1, 0, 0, -1}};
   const Rows negatives = {{0.2, 0.9, 0.1, 0, 1, 0}, {0.5, 1, 0, 0.5, 0, 0.5}, {0, 0.4, 1, 0.4, 0, 1}};
   const double dense_loss = sparsecl_loss(tensor_of(anchors), tensor_of(dense), tensor_of(negatives),
-                                          SparsityKind::kHoyer, 0.05).item<double>();
+                                          Sparsity::kHoyer, 0.05).item<double>();
   const double sparse_loss = sparsecl_loss(tensor_of(anchors), tensor_of(sparse), tensor_of(negatives),
-                                           SparsityKind::kHoyer, 0.05).item<double>();
+                                           Sparsity::kHoyer, 0.05).item<double>();
   EXPECT_LT(sparse_loss, dense_loss);
 }
 
 TEST(SparseCLLoss, GradientMatchesFiniteDifferences) {
-  for (auto kind : {SparsityKind::kHoyer, SparsityKind::kL2L1, SparsityKind::kKappa4}) {
+  for (auto kind : {Sparsity::kHoyer, Sparsity::kL2L1, Sparsity::kKappa4}) {
     auto anchor = tensor_of(kAnchors).requires_grad_(true);
     auto positive = tensor_of(kPositives);
     auto negative = tensor_of(kNegatives);
@@ -163,10 +171,10 @@ TEST(SparseCLLoss, GradientMatchesFiniteDifferences) {
 
 TEST(SparseCLLoss, RejectsMismatchedShapesAndBadTemperatures) {
   auto a = tensor_of(kAnchors), p = tensor_of(kPositives), n = tensor_of(kNegatives);
-  EXPECT_THROW(sparsecl_loss(a, p.narrow(0, 0, 2), n, SparsityKind::kHoyer, 0.05), InvalidArgument);
-  EXPECT_THROW(sparsecl_loss(a, p, n.narrow(0, 0, 4), SparsityKind::kHoyer, 0.05), InvalidArgument);
-  EXPECT_THROW(sparsecl_loss(a, p, n, SparsityKind::kHoyer, 0.0), InvalidArgument);
-  EXPECT_THROW(sparsecl_loss(a, p, n.narrow(1, 0, 3), SparsityKind::kHoyer, 0.05), InvalidArgument);
+  EXPECT_THROW(sparsecl_loss(a, p.narrow(0, 0, 2), n, Sparsity::kHoyer, 0.05), InvalidArgument);
+  EXPECT_THROW(sparsecl_loss(a, p, n.narrow(0, 0, 4), Sparsity::kHoyer, 0.05), InvalidArgument);
+  EXPECT_THROW(sparsecl_loss(a, p, n, Sparsity::kHoyer, 0.0), InvalidArgument);
+  EXPECT_THROW(sparsecl_loss(a, p, n.narrow(1, 0, 3), Sparsity::kHoyer, 0.05), InvalidArgument);
 }
 
 TEST(ContrastiveLoss, MatchesCosineInfoNCEComputedByHand) {

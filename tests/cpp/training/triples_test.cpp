@@ -68,6 +68,43 @@ TEST(TsvTriples, MalformedLinesNameFileAndLine) {
   EXPECT_THROW(load_tsv_triples(kFixtures + "/no_such_file.tsv"), FileNotFound);
 }
 
+TEST(BuildTriples, DispatchesOnTheDataKindAndNamesWhatASourceLacks) {
+  TripleSource tsv;
+  tsv.triple_files = {kFixtures + "/triples.tsv", kFixtures + "/triples.tsv"};
+  const auto twice = build_triples(tsv);
+  ASSERT_EQ(twice.size(), 4u);
+  EXPECT_TRUE(same({twice[2], twice[3]}, load_tsv_triples(kFixtures + "/triples.tsv")));
+  for (const auto data : {TripleData::kTsv, TripleData::kArguAna, TripleData::kSick, TripleData::kStance}) {
+    EXPECT_EQ(parse_triple_data(to_string(data)), data);
+  }
+  EXPECT_THROW(parse_triple_data("squad"), InvalidArgument);
+  TripleSource sick;
+  sick.data = TripleData::kSick;
+  sick.dataset = kData + "/sick";
+  try {
+    build_triples(sick);
+    FAIL() << "SICK triples without a pairs file";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("sick triples need a pairs file"), std::string::npos) << e.what();
+  }
+  TripleSource arguana;
+  arguana.data = TripleData::kArguAna;
+  arguana.dataset = kData + "/arguana";
+  EXPECT_THROW(build_triples(arguana), InvalidArgument);  // no qrels
+}
+
+TEST(DevTask, EachAnchorIsAQueryWhosePositiveIsItsOneRelevantDocument) {
+  const std::vector<Triple> triples = {{"a", "not a", {"b"}, ""}, {"c", "not c", {"not a"}, ""}};
+  const eval::RetrievalTask task = dev_task(triples);
+  EXPECT_EQ(task.query_ids, (std::vector<std::string>{"q0", "q1"}));
+  EXPECT_EQ(task.query_texts, (std::vector<std::string>{"a", "c"}));
+  // "not a" is the positive of q0 and a negative of q1: one document.
+  EXPECT_EQ(task.doc_texts, (std::vector<std::string>{"not a", "b", "not c"}));
+  EXPECT_EQ(task.doc_ids, (std::vector<std::string>{"d0", "d1", "d2"}));
+  EXPECT_EQ(task.qrels.at("q0"), (std::map<std::string, int>{{"d0", 1}}));
+  EXPECT_EQ(task.qrels.at("q1"), (std::map<std::string, int>{{"d2", 1}}));
+}
+
 TEST(SickTriples, PrefersAnEntailedSentenceThenTheMostRelatedNeutralOneAsHardNegative) {
   const auto triples = sick_triples(kFixtures + "/sick_pairs.tsv", kFixtures + "/sick_corpus.jsonl");
   ASSERT_EQ(triples.size(), 2u);  // the one contradiction, in both directions

@@ -1,0 +1,250 @@
+#include "counterpoint/scoring/sparsity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "counterpoint/core/errors.h"
+#include "kernels/kernels.h"
+#include "score_checks.h"
+
+namespace counterpoint::scoring {
+namespace {
+
+using detail::require_finite_scores;
+using detail::require_pair;
+using detail::require_query_row;
+using kernels::DifferenceNorms;
+using kernels::NormsKernel;
+
+constexpr double kMinL2 = 1e-6;
+
+double clamped_l1(double l1, std::size_t d) { return std::max(l1, std::sqrt(double(d)) * kMinL2); }
+double clamped_l2(double l2sq) { return std::max(std::sqrt(l2sq), kMinL2); }
+
+// std::clamp and std::max keep NaN, so non-finite input still shows up in the result.
+float hoyer_from(const DifferenceNorms& n, std::size_t d) {
+  const double sqrt_d = std::sqrt(double(d));
+  const double ratio = clamped_l1(n.l1, d) / clamped_l2(n.l2sq);
+  return float(std::clamp((sqrt_d - ratio) / (sqrt_d - 1.0), 0.0, 1.0));
+}
+float l2_l1_from(const DifferenceNorms& n, std::size_t d) {
+  return float(std::clamp(clamped_l2(n.l2sq) / clamped_l1(n.l1, d), 0.0, 1.0));
+}
+float kappa4_from(const DifferenceNorms& n) {
+  const double l2 = clamped_l2(n.l2sq);
+  return float(std::clamp(n.l4 / (l2 * l2 * l2 * l2), 0.0, 1.0));
+}
+
+void require_hoyer_width(std::size_t d) {
+  if (d < 2) {
+    throw InvalidArgument("hoyer: the embedding width must be at least 2 (sqrt(d) - 1 is the "
+                          "denominator), got " + std::to_string(d));
+  }
+}
+
+void require_options(const SparsityOptions& options) {
+  if (!std::isfinite(options.guard_threshold) || options.guard_threshold < 0.0f) {
+    throw InvalidArgument("SparsityOptions: guard_threshold must be finite and >= 0, got " +
+                          std::to_string(options.guard_threshold));
+  }
+  if (std::isnan(options.guard_value)) {
+    throw InvalidArgument("SparsityOptions: guard_value is NaN");
+  }
+}
+
+float sparsity_from(const DifferenceNorms& n, std::size_t d, const SparsityOptions& options) {
+  // An overflowed sum would otherwise turn into a plausible clamped value.
+  if (!std::isfinite(n.l1 + n.l2sq + n.l4)) return std::numeric_limits<float>::quiet_NaN();
+  if (options.identical_guard && std::sqrt(n.l2sq) < double(options.guard_threshold)) {
+    return options.guard_value;
+  }
+  switch (options.function) {
+    case Sparsity::kHoyer: return hoyer_from(n, d);
+    case Sparsity::kL2L1: return l2_l1_from(n, d);
+    case Sparsity::kKappa4: return kappa4_from(n);
+  }
+  throw InvalidArgument("sparsity: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(options.function)));
+}
+
+// Scores one query row against n candidate rows of width d (float or half); row_at(i) points
+// at candidate i, contiguous or gathered in place from a table.
+template <typename Element, typename RowAt>
+void sparsity_rows(const float* q, RowAt row_at, std::size_t n, std::size_t d, const SparsityOptions& options,
+                   NormsKernel<Element> l1_l2, NormsKernel<Element> l2_l4, float* out) {
+  switch (options.function) {
+    case Sparsity::kHoyer:
+    case Sparsity::kL2L1:
+      for (std::size_t i = 0; i < n; ++i) out[i] = sparsity_from(l1_l2(q, row_at(i), d), d, options);
+      return;
+    case Sparsity::kKappa4:
+      for (std::size_t i = 0; i < n; ++i) out[i] = sparsity_from(l2_l4(q, row_at(i), d), d, options);
+      return;
+  }
+  throw InvalidArgument("sparsity: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(options.function)));
+}
+
+void require_scorable(MatrixView query, std::size_t d, const SparsityOptions& options, const char* function) {
+  require_query_row(query, function);
+  if (query.cols != d) {
+    throw InvalidArgument(std::string(function) + ": query width " + std::to_string(query.cols) +
+                          " does not match the stored row width " + std::to_string(d));
+  }
+  if (d == 0) throw InvalidArgument(std::string(function) + ": embeddings have width 0");
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(d);
+}
+
+// A listed row outside the table would read past it.
+void require_rows_in_table(const std::int64_t* rows, std::size_t n, std::size_t table_rows, const void* table,
+                           const char* function) {
+  if (n > 0 && (rows == nullptr || table == nullptr)) {
+    throw InvalidArgument(std::string(function) + ": the table or the row list is a null pointer");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rows[i] < 0 || std::uint64_t(rows[i]) >= table_rows) {
+      throw InvalidArgument(std::string(function) + ": row " + std::to_string(rows[i]) + " (candidate " +
+                            std::to_string(i) + ") is outside the table of " + std::to_string(table_rows) + " rows");
+    }
+  }
+}
+
+// Names the culprit of a non-finite score of half rows: the query, or the stored row (decoded).
+template <typename RowAt>
+void require_finite_half_scores(const float* out, std::size_t n, MatrixView query, RowAt row_at, std::size_t d,
+                                const char* function, const char* row_name) {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isfinite(out[i])) continue;
+    require_finite(query, (std::string(function) + ": query").c_str());
+    std::vector<float> decoded(d);
+    kernels::selected().decode_half_row(row_at(i), d, decoded.data());
+    require_finite(MatrixView(decoded.data(), 1, d),
+                   (std::string(function) + ": stored " + row_name + " " + std::to_string(i)).c_str());
+    throw InvalidArgument(std::string(function) + ": " + row_name + " " + std::to_string(i) + " overflows float");
+  }
+}
+
+}  // namespace
+
+Sparsity parse_sparsity(const std::string& name) {
+  if (name == "hoyer") return Sparsity::kHoyer;
+  if (name == "l2l1") return Sparsity::kL2L1;
+  if (name == "kappa4") return Sparsity::kKappa4;
+  throw InvalidArgument("unknown sparsity function '" + name +
+                        "' (expected one of: hoyer, l2l1, kappa4)");
+}
+
+std::string to_string(Sparsity function) {
+  switch (function) {
+    case Sparsity::kHoyer: return "hoyer";
+    case Sparsity::kL2L1: return "l2l1";
+    case Sparsity::kKappa4: return "kappa4";
+  }
+  throw InvalidArgument("to_string: unknown Sparsity value " +
+                        std::to_string(static_cast<int>(function)));
+}
+
+namespace {
+// The scalar functions compare against a zero vector so they share the pairwise kernels.
+DifferenceNorms norms_of(const float* x, std::size_t d, const char* function) {
+  if (d == 0) throw InvalidArgument(std::string(function) + ": vector has width 0");
+  std::vector<float> zero(d, 0.0f);
+  const DifferenceNorms n = kernels::all_norms(x, zero.data(), d);
+  if (!std::isfinite(n.l1) || !std::isfinite(n.l2sq) || !std::isfinite(n.l4)) {
+    require_finite(MatrixView(x, 1, d), function);
+    throw InvalidArgument(std::string(function) + ": values too large (|x|^4 overflows float)");
+  }
+  return n;
+}
+}  // namespace
+
+float hoyer(const float* x, std::size_t d) {
+  require_hoyer_width(d);
+  return hoyer_from(norms_of(x, d, "hoyer"), d);
+}
+
+float l2_l1(const float* x, std::size_t d) { return l2_l1_from(norms_of(x, d, "l2_l1"), d); }
+
+float kappa4(const float* x, std::size_t d) { return kappa4_from(norms_of(x, d, "kappa4")); }
+
+float sparsity(const float* x, std::size_t d, const SparsityOptions& options) {
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(d);
+  return sparsity_from(norms_of(x, d, "sparsity"), d, options);
+}
+
+void sparsity_scores(MatrixView query, MatrixView candidates, const SparsityOptions& options,
+                     float* out) {
+  require_query_row(query, "sparsity_scores");
+  require_pair(query, candidates, "sparsity_scores");
+  require_options(options);
+  if (options.function == Sparsity::kHoyer) require_hoyer_width(query.cols);
+  const kernels::Kernels& kernel = kernels::selected();
+  const std::size_t d = query.cols;
+  sparsity_rows(query.row(0), [&](std::size_t i) { return candidates.data + i * d; }, candidates.rows, d, options,
+                kernel.l1_l2, kernel.l2_l4, out);
+  require_finite_scores(out, candidates.rows, query, candidates, "sparsity_scores");
+}
+
+Matrix sparsity_matrix(MatrixView queries, MatrixView candidates, const SparsityOptions& options) {
+  require_pair(queries, candidates, "sparsity_matrix");
+  Matrix result(queries.rows, candidates.rows);
+  for (std::size_t r = 0; r < queries.rows; ++r) {
+    sparsity_scores(MatrixView(queries.row(r), 1, queries.cols), candidates, options,
+                    result.row(r));
+  }
+  return result;
+}
+
+void sparsity_scores_f16(MatrixView query, const std::uint16_t* rows, std::size_t n, std::size_t d,
+                         const SparsityOptions& options, float* out) {
+  require_scorable(query, d, options, "sparsity_scores_f16");
+  if (n > 0 && rows == nullptr) {
+    throw InvalidArgument("sparsity_scores_f16: candidate rows pointer is null");
+  }
+  const kernels::Kernels& kernel = kernels::selected();
+  const auto row_at = [&](std::size_t i) { return rows + i * d; };
+  sparsity_rows(query.row(0), row_at, n, d, options, kernel.l1_l2_f16, kernel.l2_l4_f16, out);
+  require_finite_half_scores(out, n, query, row_at, d, "sparsity_scores_f16", "candidate row");
+}
+
+void sparsity_scores_gather(MatrixView query, const float* table, std::size_t table_rows, const std::int64_t* rows,
+                            std::size_t n, const SparsityOptions& options, float* out) {
+  const std::size_t d = query.cols;
+  require_scorable(query, d, options, "sparsity_scores_gather");
+  require_rows_in_table(rows, n, table_rows, table, "sparsity_scores_gather");
+  const kernels::Kernels& kernel = kernels::selected();
+  sparsity_rows(query.row(0), [&](std::size_t i) { return table + std::size_t(rows[i]) * d; }, n, d, options,
+                kernel.l1_l2, kernel.l2_l4, out);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isfinite(out[i])) continue;
+    require_finite(query, "sparsity_scores_gather: query");
+    require_finite(MatrixView(table + std::size_t(rows[i]) * d, 1, d),
+                   ("sparsity_scores_gather: table row " + std::to_string(rows[i])).c_str());
+    throw InvalidArgument("sparsity_scores_gather: table row " + std::to_string(rows[i]) + " overflows float");
+  }
+}
+
+void sparsity_scores_gather_f16(MatrixView query, const std::uint16_t* table, std::size_t table_rows,
+                                const std::int64_t* rows, std::size_t n, const SparsityOptions& options, float* out) {
+  const std::size_t d = query.cols;
+  require_scorable(query, d, options, "sparsity_scores_gather_f16");
+  require_rows_in_table(rows, n, table_rows, table, "sparsity_scores_gather_f16");
+  const kernels::Kernels& kernel = kernels::selected();
+  const auto row_at = [&](std::size_t i) { return table + std::size_t(rows[i]) * d; };
+  sparsity_rows(query.row(0), row_at, n, d, options, kernel.l1_l2_f16, kernel.l2_l4_f16, out);
+  require_finite_half_scores(out, n, query, row_at, d, "sparsity_scores_gather_f16", "table row of candidate");
+}
+
+void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float* out) {
+  if (!std::isfinite(alpha)) {
+    throw InvalidArgument("final_scores: alpha must be finite, got " + std::to_string(alpha));
+  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = stage1[i] + alpha * sparsity[i];
+}
+
+}  // namespace counterpoint::scoring

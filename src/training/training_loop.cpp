@@ -1,0 +1,276 @@
+#include "counterpoint/training/training_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "counterpoint/core/errors.h"
+#include "fine_tuning.h"
+#include "run_loop.h"
+
+namespace counterpoint::training {
+
+std::string format_progress(const TrainProgress& p) {
+  const auto eta = static_cast<long long>(std::llround(std::max(0.0, p.eta_seconds)));
+  char line[160];
+  std::snprintf(line, sizeof line, "step %zu/%zu epoch %zu loss %.4f lr %.2g %.1f ex/s ETA %lld:%02lld:%02lld",
+                p.step, p.total_steps, p.epoch + 1, p.loss, p.learning_rate, p.examples_per_second,
+                eta / 3600, (eta / 60) % 60, eta % 60);
+  return line;
+}
+
+std::vector<std::vector<std::size_t>> make_batches(const std::vector<Triple>& triples,
+                                                   std::size_t batch_size, std::uint64_t seed,
+                                                   std::size_t epoch) {
+  if (batch_size < 1) throw InvalidArgument("batch_size must be >= 1");
+  std::set<std::string> groups;
+  std::size_t ungrouped = 0;
+  for (const auto& t : triples) t.group.empty() ? void(++ungrouped) : void(groups.insert(t.group));
+  if (groups.size() + ungrouped < batch_size) {
+    throw InvalidArgument("batch_size " + std::to_string(batch_size) + " exceeds the " +
+                          std::to_string(groups.size() + ungrouped) +
+                          " distinct groups of the triples: a batch may hold each group once");
+  }
+  std::vector<std::size_t> remaining(triples.size());
+  std::iota(remaining.begin(), remaining.end(), 0);
+  std::mt19937_64 rng(seed * 1000003ULL + epoch);
+  std::shuffle(remaining.begin(), remaining.end(), rng);
+
+  std::vector<std::vector<std::size_t>> batches;
+  while (!remaining.empty()) {
+    std::vector<std::size_t> batch, leftover;
+    std::set<std::string> batch_groups, batch_texts;
+    for (std::size_t index : remaining) {
+      const Triple& t = triples[index];
+      const bool fits = batch.size() < batch_size && (t.group.empty() || !batch_groups.count(t.group)) &&
+                        !batch_texts.count(t.anchor) && !batch_texts.count(t.positive) &&
+                        t.anchor != t.positive;
+      if (!fits) {
+        leftover.push_back(index);
+        continue;
+      }
+      batch.push_back(index);
+      if (!t.group.empty()) batch_groups.insert(t.group);
+      batch_texts.insert(t.anchor);
+      batch_texts.insert(t.positive);
+    }
+    if (batch.size() < batch_size) break;
+    batches.push_back(std::move(batch));
+    remaining = std::move(leftover);
+  }
+  return batches;
+}
+
+namespace detail {
+
+std::size_t require_uniform_triples(const std::vector<Triple>& triples, const std::string& caller) {
+  if (triples.empty()) throw InvalidArgument(caller + ": no triples");
+  const std::size_t k = triples.front().negatives.size();
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    if (triples[i].negatives.size() != k) {
+      throw InvalidArgument(caller + ": triple " + std::to_string(i) + " has " +
+                            std::to_string(triples[i].negatives.size()) + " negatives, triple 0 has " +
+                            std::to_string(k) + " (every triple needs the same count)");
+    }
+  }
+  return k;
+}
+
+void require_valid(const OptimizerSettings& s, const LoopSettings& loop, double temperature,
+                   const std::string& config) {
+  if (loop.output_dir.empty()) throw InvalidArgument(config + ".output_dir is empty");
+  if (s.epochs < 1) throw InvalidArgument(config + ".epochs must be >= 1");
+  if (s.batch_size < 1) throw InvalidArgument(config + ".batch_size must be >= 1");
+  if (!(temperature > 0) || !std::isfinite(temperature)) {
+    throw InvalidArgument(config + ".temperature must be a positive finite number");
+  }
+  if (!(s.learning_rate > 0) || !std::isfinite(s.learning_rate)) {
+    throw InvalidArgument(config + ".learning_rate must be a positive finite number");
+  }
+  if (!(s.weight_decay >= 0)) throw InvalidArgument(config + ".weight_decay must be >= 0");
+  if (!(s.warmup_ratio >= 0 && s.warmup_ratio <= 1)) throw InvalidArgument(config + ".warmup_ratio must be in [0, 1]");
+  if (!(s.max_grad_norm >= 0)) throw InvalidArgument(config + ".max_grad_norm must be >= 0");
+  if (s.threads < 0) throw InvalidArgument(config + ".threads must be >= 0");
+}
+
+double schedule_factor(std::size_t step, std::size_t total, std::size_t warmup) {
+  if (step < warmup) return double(step + 1) / double(warmup);
+  if (total <= warmup) return 1.0;
+  return std::max(0.0, double(total - step) / double(total - warmup));
+}
+
+BatchPlan plan_batches(const std::vector<Triple>& triples, const OptimizerSettings& optimizer,
+                       const LoopSettings& loop, const std::string& caller) {
+  BatchPlan plan;
+  for (std::size_t epoch = 0; epoch < optimizer.epochs; ++epoch) {
+    for (auto& batch : make_batches(triples, optimizer.batch_size, optimizer.seed, epoch)) {
+      plan.emplace_back(epoch, std::move(batch));
+    }
+  }
+  if (plan.empty()) {
+    throw InvalidArgument(caller + ": " + std::to_string(triples.size()) + " triples make no complete batch of " +
+                          std::to_string(optimizer.batch_size));
+  }
+  if (loop.max_steps > 0 && loop.max_steps < plan.size()) plan.resize(loop.max_steps);
+  return plan;
+}
+
+namespace {
+
+// The run's progress as a checkpoint's state.json holds it.
+struct LoopState {
+  std::size_t step = 0;
+  std::vector<double> loss_curve;
+  std::vector<double> dev_scores;
+  std::optional<double> best_dev_score;
+  std::size_t evaluations_without_improvement = 0;
+  bool stopped_early = false;
+};
+
+nlohmann::json to_json(const LoopState& s) {
+  nlohmann::json j = {{"step", s.step}, {"loss_curve", s.loss_curve}, {"dev_scores", s.dev_scores},
+                      {"evaluations_without_improvement", s.evaluations_without_improvement},
+                      {"stopped_early", s.stopped_early}};
+  if (s.best_dev_score) j["best_dev_score"] = *s.best_dev_score;
+  return j;
+}
+
+LoopState loop_state(const nlohmann::json& j, std::size_t total, const std::string& dir) {
+  if (j.contains("epochs_without_improvement")) {
+    // Written before both trainers shared this loop: its steps were seeded seed + step + 1, so
+    // continuing it would make a run no uninterrupted one could be.
+    throw InvalidArgument("checkpoint in " + dir +
+                          " was written by an earlier version of the verifier trainer (its steps were seeded "
+                          "differently); delete its checkpoint directory to train afresh");
+  }
+  LoopState s;
+  s.step = j.at("step").get<std::size_t>();
+  s.loss_curve = j.at("loss_curve").get<std::vector<double>>();
+  s.dev_scores = j.at("dev_scores").get<std::vector<double>>();
+  s.evaluations_without_improvement = j.at("evaluations_without_improvement").get<std::size_t>();
+  if (j.contains("best_dev_score")) s.best_dev_score = j["best_dev_score"].get<double>();
+  s.stopped_early = j.value("stopped_early", false);
+  if (s.step == 0 || s.step > total || s.loss_curve.size() != s.step) {
+    throw CorruptFile("checkpoint state of " + dir + " is inconsistent (step " + std::to_string(s.step) + ", " +
+                      std::to_string(s.loss_curve.size()) + " losses, " + std::to_string(total) +
+                      " steps in all)");
+  }
+  return s;
+}
+
+}  // namespace
+
+TrainReport run_loop(const BatchPlan& plan, const OptimizerSettings& settings, const LoopSettings& loop,
+                     LoopTask& task, const TrainProgressCallback& progress) {
+  const std::size_t total = plan.size();
+  const auto warmup = std::size_t(std::ceil(settings.warmup_ratio * double(total)));
+  nlohmann::json fingerprint = task.fingerprint;
+  fingerprint["total_steps"] = total;
+  auto& groups = task.optimizer->param_groups();
+  if (groups.size() != task.base_rates.size()) {
+    throw Error("training loop: " + std::to_string(task.base_rates.size()) + " learning rates for " +
+                std::to_string(groups.size()) + " parameter groups");
+  }
+
+  LoopState state;
+  TrainReport report;
+  report.output_dir = loop.output_dir;
+  const auto save_checkpoint = [&] {
+    write_checkpoint(loop.output_dir, to_json(state), fingerprint, task.save_files);
+  };
+  if (loop.resume) {
+    const bool resumed = read_checkpoint(
+        loop.output_dir, fingerprint,
+        [&](const nlohmann::json& j) { state = loop_state(j, total, loop.output_dir); }, task.load_files);
+    if (resumed) report.resumed_from = state.step;
+  }
+
+  const auto evaluate = [&] {
+    task.set_training(false);
+    const double score = task.evaluate();
+    task.set_training(true);
+    state.dev_scores.push_back(score);
+    if (!state.best_dev_score || score > *state.best_dev_score) {
+      state.best_dev_score = score;
+      task.keep_best();
+      state.evaluations_without_improvement = 0;
+    } else {
+      ++state.evaluations_without_improvement;
+    }
+  };
+
+  task.set_training(true);
+  using Clock = std::chrono::steady_clock;
+  double training_seconds = 0;
+  std::size_t examples = 0;
+  const std::size_t first_step = state.step;
+  // A run that had stopped early stays stopped when resumed.
+  while (state.step < total && !state.stopped_early) {
+    const auto started = Clock::now();
+    const auto& [epoch, batch] = plan[state.step];
+    torch::manual_seed(settings.seed + state.step);
+    const double factor = schedule_factor(state.step, total, warmup);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      static_cast<torch::optim::AdamWOptions&>(groups[g].options()).lr(task.base_rates[g] * factor);
+    }
+    torch::Tensor loss = task.batch_loss(batch);
+    task.optimizer->zero_grad();
+    loss.backward();
+    if (settings.max_grad_norm > 0) torch::nn::utils::clip_grad_norm_(task.clipped, settings.max_grad_norm);
+    task.optimizer->step();
+    const double loss_value = loss.item<double>();
+    if (!std::isfinite(loss_value)) {
+      throw Error(task.name + " diverged: loss is " + std::to_string(loss_value) + " at step " +
+                  std::to_string(state.step + 1) + " " + task.diverged_hint);
+    }
+    state.loss_curve.push_back(loss_value);
+    ++state.step;
+    examples += batch.size();
+    training_seconds += std::chrono::duration<double>(Clock::now() - started).count();
+
+    const bool epoch_end = state.step == total || plan[state.step].first != epoch;
+    bool stop = false;
+    if (task.evaluate && (loop.eval_every > 0 ? (state.step % loop.eval_every == 0 || state.step == total)
+                                              : epoch_end)) {
+      evaluate();
+      stop = loop.patience > 0 && state.evaluations_without_improvement >= loop.patience;
+    }
+    const bool checkpoint_due = loop.checkpoint_every > 0 && state.step % loop.checkpoint_every == 0;
+    if (checkpoint_due) save_checkpoint();
+
+    TrainProgress p;
+    p.step = state.step;
+    p.total_steps = total;
+    p.epoch = epoch;
+    p.loss = loss_value;
+    p.learning_rate = task.base_rates.front() * factor;
+    p.examples_per_second = double(examples) / std::max(training_seconds, 1e-9);
+    p.eta_seconds = training_seconds / double(state.step - first_step) * double(total - state.step);
+    if (progress && !progress(p)) {
+      if (loop.checkpoint_every > 0 && !checkpoint_due) save_checkpoint();
+      throw Cancelled(task.name + " cancelled after step " + std::to_string(state.step) + " of " +
+                      std::to_string(total));
+    }
+    if (stop) {
+      state.stopped_early = true;
+      if (loop.checkpoint_every > 0) save_checkpoint();
+    }
+  }
+
+  if (state.best_dev_score) task.restore_best();
+  report.steps = state.step;
+  report.stopped_early = state.stopped_early;
+  report.loss_curve = state.loss_curve;
+  report.final_loss = state.loss_curve.empty() ? 0.0 : state.loss_curve.back();
+  report.examples_per_second = training_seconds > 0 ? double(examples) / training_seconds : 0.0;
+  report.dev_scores = state.dev_scores;
+  report.best_dev_score = state.best_dev_score;
+  return report;
+}
+
+}  // namespace detail
+}  // namespace counterpoint::training
