@@ -55,12 +55,50 @@ def qa_tasks(trusted, answers):
     return [("A -> entailed", sorted(forward), forward), ("entailed -> A", sorted(backward), backward)]
 
 
+def check_clean_command(args, sick, trusted, corpora):
+    """Runs `counterpoint clean` with the trusted sentences for every top N of the cos + Hoyer rows
+    and compares the removed ids; returns one note per N, or exits 1 on the first difference."""
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    notes = []
+    with tempfile.TemporaryDirectory(prefix="cp-clean-check-") as tmp:
+        trusted_file = Path(tmp) / "trusted.txt"
+        trusted_file.write_text("".join(sick.text_of[q] + "\n" for q in trusted), encoding="utf-8")
+        for label, scorer, removed in corpora:
+            if scorer != "hoyer":
+                continue
+            top = int(label.rsplit(" ", 1)[1])
+            out = Path(tmp) / f"top{top}"
+            command = [args.check_cli, "clean", "--trusted", str(trusted_file), "--corpus", args.data,
+                       "--out", str(out), "--model", args.model, "--sparse-model", args.sparse_model,
+                       "--alpha", repr(args.alpha), "--top", str(top), "--candidates", str(ss.CANDIDATES),
+                       "--threads", str(args.threads)]
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            with open(out / "report.jsonl", encoding="utf-8") as report:
+                by_cli = {json.loads(line)["id"] for line in report}
+            if by_cli != removed:
+                raise SystemExit(f"`counterpoint clean --top {top}` removed {len(by_cli)} sentences, the benchmark "
+                                 f"{len(removed)}; only the CLI: {sorted(by_cli - removed)[:10]}, only the "
+                                 f"benchmark: {sorted(removed - by_cli)[:10]}")
+            notes.append(f"`counterpoint clean --top {top}` (same trusted sentences, encoders and alpha) removes "
+                         f"exactly the {len(by_cli)} sentences of the row 'cleaned by cos + Hoyer, top {top}'.")
+    return notes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ss.add_common_args(parser)
     parser.add_argument("--remove-top", default="3,1",
                         help="cleaning removes the top N hits per trusted sentence; comma-separated Ns (paper: 3)")
     parser.add_argument("--max-queries", type=int, default=0, help="only the first N qrels queries (by id), for testing")
+    parser.add_argument("--check-cli", metavar="COUNTERPOINT", default=None,
+                        help="also run `COUNTERPOINT clean` on the same trusted sentences for every --remove-top and "
+                             "stop with an error unless it removes exactly the sentences the cos + Hoyer rows remove")
+    parser.add_argument("--results-name", default="corpus_cleaning",
+                        help="writes benchmarks/results/NAME.{json,md} (default corpus_cleaning)")
     args = ss.resolve_args(parser.parse_args())
     try:
         tops = [int(n) for n in args.remove_top.split(",")]
@@ -85,6 +123,7 @@ def main() -> None:
                              args.alpha, k=top)
             corpora.append((f"cleaned by {short}, top {top}", scorer, {h.id for hs in hits for h in hs}))
 
+    cli_checks = check_clean_command(args, sick, trusted, corpora) if args.check_cli else []
     command = ss.command_line("benchmarks/corpus_cleaning.py")
     rows = []
     for task, qa, qa_qrels in tasks:
@@ -128,12 +167,12 @@ def main() -> None:
         "that were / were not injected; answers removed = genuine removed sentences that are QA answers of "
         "'A -> entailed' (queries of 'entailed -> A'); recovered = (cleaned - corrupted) / (original - corrupted) "
         "QA nDCG@10, meaningful only when the corruption loss (original - corrupted) is well above noise.",
-    ]
+    ] + cli_checks
     columns = [("task", "QA task"), ("corpus", "corpus"), ("qa_queries", "n"), ("qa_ndcg@10", "QA nDCG@10"),
                ("qa_recall@10", "QA R@10"), ("corrupt_share@10", "corrupt@10"), ("removed", "removed"),
                ("removed_injected", "removed inj"), ("removed_genuine", "removed genuine"),
                ("removed_answers", "answers removed"), ("injected_left", "injected left"), ("recovered", "recovered")]
-    table = ss.write_results("corpus_cleaning", "Corpus cleaning with contradiction retrieval, SICK dev "
+    table = ss.write_results(args.results_name, "Corpus cleaning with contradiction retrieval, SICK dev "
                              "(paper Table 3)", notes, columns, rows,
                              {**ss.settings(args), "remove_top": tops, "seconds": seconds,
                               "trusted": len(trusted), "injected": len(injected), "skipped": len(skipped)})

@@ -80,6 +80,7 @@ load_beir = _core.load_beir
 load_qrels = _core.load_qrels
 evaluate = _core.evaluate
 tune_alpha = _core.tune_alpha
+clean_corpus = _core.clean_corpus
 
 
 def hits_to_run(query_ids, hits):
@@ -101,5 +102,5 @@ __all__ = [
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
-    "train_verifier",
+    "train_verifier", "clean_corpus",
 ]

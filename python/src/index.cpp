@@ -10,6 +10,8 @@
 
 #include "bindings.h"
 #include "counterpoint/core/errors.h"
+#include "counterpoint/retrieval/corpus_cleaning.h"
+#include "counterpoint/retrieval/explain.h"
 #include "counterpoint/retrieval/retriever.h"
 
 namespace counterpoint::python {
@@ -495,11 +497,137 @@ Raises:
     FileNotFoundError when `path` does not exist, CorruptFileError for damaged or foreign
     content, ValueError when an encoder is not the one the index records or its width does not
     match the stored rows.)")
+      .def(
+          "explain",
+          [](const PyIndex& self, const std::string& query, const std::string& hit_id, py::ssize_t top_tokens,
+             py::ssize_t top_coordinates) {
+            retrieval::Explanation e;
+            {
+              py::gil_scoped_release release;
+              retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
+              e = retrieval::explain(retriever, query, hit_id, positive(top_tokens, "top_tokens"),
+                                     positive(top_coordinates, "top_coordinates"));
+            }
+            const auto tokens = [](const std::vector<retrieval::TokenAlignment>& list) {
+              py::list out;
+              for (const auto& t : list) {
+                py::dict d;
+                d["piece"] = t.piece;
+                d["position"] = t.position;
+                d["best_cosine"] = t.best_cosine;
+                d["best_match"] = t.best_match;
+                out.append(d);
+              }
+              return out;
+            };
+            py::list coordinates;
+            for (const auto& c : e.coordinates) {
+              py::dict d;
+              d["coordinate"] = c.coordinate;
+              d["difference"] = c.difference;
+              d["share"] = c.share;
+              coordinates.append(d);
+            }
+            py::dict out;
+            out["id"] = e.passage_id;
+            out["text"] = e.passage;
+            out["cosine"] = e.cosine;
+            out["sparsity"] = e.sparsity;
+            out["query_tokens"] = tokens(e.query_tokens);
+            out["passage_tokens"] = tokens(e.passage_tokens);
+            out["coordinates"] = coordinates;
+            out["coordinates_share"] = e.top_share;
+            out["summary"] = retrieval::describe(e);
+            return out;
+          },
+          py::arg("query"), py::arg("hit_id"), py::kw_only(), py::arg("top_tokens") = 5,
+          py::arg("top_coordinates") = 5,
+          R"(Why passage `hit_id` scores as it does against `query`.
+
+Returns a dict: id, text, cosine, sparsity (Hoyer of Es(q) - Es(p); 0 without Es),
+query_tokens and passage_tokens (each token's best cosine against the other text's tokens,
+worst aligned first: the words one side has and the other lacks, such as a negation; dicts of
+piece, position, best_cosine, best_match), coordinates (the Es(q) - Es(p) coordinates with the
+largest share of its squared norm: coordinate, difference, share), coordinates_share (their
+shares summed) and summary (the lines `counterpoint search --explain` prints).
+
+Raises:
+    ValueError for an id the index lacks or top_tokens / top_coordinates < 1.)")
       .def("__repr__", [](const PyIndex& self) {
         return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
                self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +
                ", encoder='" + self.encoder->manifest().name + "')";
       });
+
+  m.def(
+      "clean_corpus",
+      [](const PyIndex& index, py::object trusted_texts, py::object out, py::ssize_t top, std::optional<double> threshold,
+         std::optional<double> alpha, py::ssize_t candidates, bool guard) {
+        const std::vector<std::string> trusted = text_list(trusted_texts, "trusted");
+        retrieval::CleaningOptions options;
+        options.top = top < 0 ? throw py::value_error("top must be >= 0") : std::size_t(top);
+        if (threshold) options.threshold = float(*threshold);
+        if (alpha) options.alpha = float(*alpha);
+        options.candidates = positive(candidates, "candidates");
+        options.identical_guard = guard;
+        const std::optional<std::string> out_dir =
+            out.is_none() ? std::nullopt
+                          : std::optional<std::string>(py::str(py::module_::import("os").attr("fspath")(out)));
+        retrieval::CleaningReport report;
+        {
+          py::gil_scoped_release release;
+          retrieval::Retriever retriever(index.documents, index.encoder, index.sparse_encoder);
+          report = retrieval::find_contradicted(retriever, trusted, options);
+          if (out_dir) {
+            // The index's own passages, in slot order, are the corpus written.
+            std::vector<data::Document> corpus;
+            index.documents->for_each_live([&](index::Slot s) {
+              corpus.push_back({index.documents->id(s), "", index.documents->text(s)});
+            });
+            retrieval::write_cleaned_corpus(*out_dir, corpus, trusted, report);
+          }
+        }
+        py::list removed;
+        for (const retrieval::Removal& r : report.removed) {
+          py::dict d;
+          d["id"] = r.id;
+          d["trusted"] = trusted[r.trusted];
+          d["trusted_index"] = r.trusted;
+          d["rank"] = r.rank;
+          d["score"] = r.score;
+          d["cosine"] = r.cosine;
+          d["sparsity"] = r.sparsity;
+          d["alpha"] = report.alpha.value;
+          removed.append(d);
+        }
+        return removed;
+      },
+      py::arg("index"), py::arg("trusted"), py::kw_only(), py::arg("out") = py::none(),
+      py::arg("top") = retrieval::CleaningOptions{}.top, py::arg("threshold") = py::none(),
+      py::arg("alpha") = py::none(), py::arg("candidates") = retrieval::CleaningOptions{}.candidates,
+      py::arg("guard") = true,
+      R"(Corpus cleaning with contradiction retrieval: the passages of `index` that contradict a
+trusted text, found by cos + alpha * sparsity with each trusted text as the query.
+
+Arguments:
+    index: an Index built with a sparse_encoder.
+    trusted: list of str, the texts taken as true. A passage whose text is one of them is never
+        removed.
+    out: a new (or empty) directory: corpus.jsonl receives the index's passages that were not
+        removed (slot order), report.jsonl one line per removal. None writes nothing.
+    top: passages removed per trusted text (the SparseCL paper removes 3).
+    threshold: instead of top, remove every candidate whose score is at least this.
+    alpha: the sparsity weight; None = the one the sparse encoder records (else 1.0).
+    candidates: stage-1 candidates per trusted text (K).
+    guard: SparseCL's identical-pair guard.
+
+Returns:
+    list of dict, one per removed passage in order of discovery: id, trusted (the text that
+    removed it), trusted_index, rank among that text's hits, score, cosine, sparsity, alpha.
+
+Raises:
+    ValueError for no trusted texts, top 0 without a threshold, an index without Es, an out
+    directory that exists and is not empty. The GIL is released while searching.)");
 }
 
 }  // namespace counterpoint::python

@@ -25,6 +25,7 @@ void add_train_commands(CLI::App& app);
 void add_train_verifier_command(CLI::App& train);
 void add_near_miss_command(CLI::App& app);
 void add_stance_command(CLI::App& app);
+void add_clean_command(CLI::App& app);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();

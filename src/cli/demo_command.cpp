@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "counterpoint/retrieval/explain.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
 #include "counterpoint/retrieval/retriever.h"
@@ -96,6 +97,11 @@ void add_demo_command(CLI::App& app) {
       std::cout << "query [" << qid << "] " << queries[i] << "\n";
       print_ranking("cosine only:", by_cosine[i], *idx, qrels, qid);
       print_ranking("cos + alpha * Hoyer (contradiction search):", by_contradiction[i], *idx, qrels, qid);
+      if (!by_contradiction[i].empty()) {
+        std::cout << "  why the first hit (" << by_contradiction[i][0].id << "):\n"
+                  << retrieval::describe(retrieval::explain(retriever, queries[i], by_contradiction[i][0].id, 3, 3,
+                                                            contradiction.sparsity));
+      }
       std::cout << "\n";
       if (!by_cosine[i].empty() && !label(qrels, qid, by_cosine[i][0].id).empty()) ++top_cosine;
       if (!by_contradiction[i].empty() && !label(qrels, qid, by_contradiction[i][0].id).empty()) ++top_contradiction;

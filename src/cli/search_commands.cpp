@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "counterpoint/retrieval/explain.h"
 #include "counterpoint/eval/retrieval_task.h"
 #include "corpus_input.h"
 #include "counterpoint/core/errors.h"
@@ -122,6 +123,10 @@ void add_search_commands(CLI::App& app) {
   q_opt->excludes(f_opt);
   search->add_option("--trec", *trec_out, "Write a TREC run file instead of readable output");
   auto keep_self = std::make_shared<bool>(false);
+  auto explain = std::make_shared<bool>(false);
+  search->add_flag("--explain", *explain,
+                   "Under each query's top hit, the tokens that align worst and the Es coordinates that carry the "
+                   "difference");
   search->add_flag("--keep-self", *keep_self,
                    "With --queries: keep a query's own id in its results (removed by default, as in run and BEIR)");
   add_search_options(search, *sa);
@@ -157,7 +162,13 @@ void add_search_commands(CLI::App& app) {
       std::cout << "wrote " << *trec_out << " (" << scoring_line(options, alpha) << ")\n";
     } else {
       std::cout << scoring_line(options, alpha) << "\n";
-      for (std::size_t i = 0; i < queries.size(); ++i) print_hits(queries[i], hits[i], *loaded);
+      for (std::size_t i = 0; i < queries.size(); ++i) {
+        print_hits(queries[i], hits[i], *loaded);
+        if (*explain && !hits[i].empty()) {
+          std::cout << retrieval::describe(retrieval::explain(retriever, queries[i].text, hits[i][0].id, 5, 5,
+                                                              options.sparsity));
+        }
+      }
     }
   });
 

@@ -58,6 +58,21 @@ void for_each_batch(const std::vector<std::string>& texts, const EncodeOptions& 
   }
 }
 
+// Writes row i of a [positions.size(), out.cols()] batch of pooled embeddings to out row
+// positions[i]; CorruptFile naming `model` for any other shape.
+void scatter_rows(const torch::Tensor& batch_rows, const std::vector<std::size_t>& positions, const std::string& model,
+                  Matrix& out) {
+  const torch::Tensor pooled = batch_rows.contiguous().to(torch::kFloat32);
+  if (pooled.dim() != 2 || pooled.size(0) != int64_t(positions.size()) || pooled.size(1) != int64_t(out.cols())) {
+    throw CorruptFile("model " + model + " produced embeddings of another shape than [" +
+                      std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");
+  }
+  const float* src = pooled.data_ptr<float>();
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));
+  }
+}
+
 }  // namespace
 
 std::string models_directory(const std::string& fallback_models_dir) {
@@ -118,18 +133,48 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
     TokenBatch batch = model_->tokenize(batch_texts, prefix);
     local.truncated += batch.truncated;
     local.tokens += batch.tokens;
-    torch::Tensor pooled = model_->pooled(batch, options.normalize).contiguous().to(torch::kFloat32);
-    if (pooled.dim() != 2 || pooled.size(0) != int64_t(positions.size()) || pooled.size(1) != int64_t(out.cols())) {
-      throw CorruptFile("model " + manifest_.name + " produced embeddings of another shape than [" +
-                        std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");
-    }
-    const float* src = pooled.data_ptr<float>();
-    for (std::size_t i = 0; i < positions.size(); ++i) {
-      std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));
-    }
+    scatter_rows(model_->pooled(batch, options.normalize), positions, manifest_.name, out);
   });
   if (report) *report = local;
   return out;
+}
+
+bool Encoder::shares_network_with(const Encoder& other) const {
+  const ModelManifest& a = manifest_;
+  const ModelManifest& b = other.manifest_;
+  const auto sha = [](const ModelManifest& m, const std::string& file) {
+    auto it = m.files.find(file);
+    return it == m.files.end() ? std::string() : it->second;
+  };
+  const std::string network = sha(a, model_->network_file());
+  return !network.empty() && model_->network_file() == other.model_->network_file() &&
+         network == sha(b, other.model_->network_file()) && a.tokenizer_kind == b.tokenizer_kind &&
+         !sha(a, a.tokenizer_file).empty() && sha(a, a.tokenizer_file) == sha(b, b.tokenizer_file) &&
+         a.lowercase == b.lowercase && a.pooling == b.pooling && a.max_length == b.max_length &&
+         a.query_prefix == b.query_prefix && a.document_prefix == b.document_prefix;
+}
+
+std::pair<Matrix, Matrix> Encoder::encode_both(const Encoder& dense, const Encoder& sparse,
+                                               const std::vector<std::string>& texts, const EncodeOptions& options) {
+  if (!dense.shares_network_with(sparse)) return {dense.encode(texts, options), sparse.encode(texts, options)};
+  Matrix e(texts.size(), dense.dim()), es(texts.size(), sparse.dim());
+  const std::string& prefix = prefix_for(dense.manifest_, options);
+  c10::InferenceMode guard;
+  // One network runs (dense's); sparse contributes only its head, read under its own lock.
+  std::unique_lock<std::mutex> dense_lock(dense.model_->mutex(), std::defer_lock);
+  std::unique_lock<std::mutex> sparse_lock(sparse.model_->mutex(), std::defer_lock);
+  if (&dense == &sparse) {
+    dense_lock.lock();
+  } else {
+    std::lock(dense_lock, sparse_lock);
+  }
+  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
+                                               const std::vector<std::size_t>& positions) {
+    const torch::Tensor features = dense.model_->pooled_features(dense.model_->tokenize(batch_texts, prefix));
+    scatter_rows(dense.model_->apply_head(features, options.normalize), positions, dense.manifest_.name, e);
+    scatter_rows(sparse.model_->apply_head(features, options.normalize), positions, sparse.manifest_.name, es);
+  });
+  return {std::move(e), std::move(es)};
 }
 
 std::vector<Matrix> Encoder::encode_tokens(const std::vector<std::string>& texts,

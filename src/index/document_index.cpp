@@ -34,20 +34,29 @@ void require_positive(int value, const char* name) {
 }
 
 // Copies rows, L2-normalising them when asked (rows of norm 0 stay zero).
-std::vector<float> prepared_rows(MatrixView m, bool normalize) {
-  std::vector<float> out(m.data, m.data + m.rows * m.cols);
-  if (!normalize) return out;
-  for (std::size_t r = 0; r < m.rows; ++r) {
-    float* row = out.data() + r * m.cols;
+// L2-normalises n rows of width d in place (zero rows stay zero).
+void normalize_in_place(float* rows, std::size_t n, std::size_t d) {
+  for (std::size_t r = 0; r < n; ++r) {
+    float* row = rows + r * d;
     double sq = 0.0;
-    for (std::size_t c = 0; c < m.cols; ++c) sq += double(row[c]) * row[c];
+    for (std::size_t c = 0; c < d; ++c) sq += double(row[c]) * row[c];
     if (sq > 0.0) {
       const float inv = float(1.0 / std::sqrt(sq));
-      for (std::size_t c = 0; c < m.cols; ++c) row[c] *= inv;
+      for (std::size_t c = 0; c < d; ++c) row[c] *= inv;
     }
   }
+}
+
+// A normalised copy of m (or a plain copy).
+std::vector<float> prepared_rows(MatrixView m, bool normalize) {
+  std::vector<float> out(m.data, m.data + m.rows * m.cols);
+  if (normalize) normalize_in_place(out.data(), m.rows, m.cols);
   return out;
 }
+
+// Rows reach a flat or HNSW FAISS index this many at a time, normalised in a buffer of this
+// size: a copy of the whole batch held 1M x 512 rows (2 GB) twice during add().
+constexpr std::size_t kAddChunkRows = 16384;
 
 template <typename Fn>
 auto faiss_call(const char* what, Fn&& fn) -> decltype(fn()) {
@@ -242,8 +251,6 @@ void DocumentIndex::add(const std::vector<std::string>& texts, const std::vector
       throw InvalidArgument("add: text of " + quoted(ids[i]) + ": " + e.what());
     }
   }
-  std::vector<float> rows = prepared_rows(dense, opt.normalize_dense);
-
   std::unique_lock lock(st.mutex);
   {
     std::unordered_set<std::string> batch;
@@ -256,15 +263,47 @@ void DocumentIndex::add(const std::vector<std::string>& texts, const std::vector
 
   // ---- commit ----
   const std::size_t first = st.slots;
+  const std::size_t d = opt.dim;
   if (st.is_ivf()) {
-    st.dense_rows.insert(st.dense_rows.end(), rows.begin(), rows.end());
+    // The IVF kinds keep every row themselves (for retraining): normalised there, in place, and
+    // handed to FAISS from there, so the batch is copied once.
+    const std::size_t before = st.dense_rows.size();
+    st.dense_rows.insert(st.dense_rows.end(), dense.data, dense.data + n * d);
+    float* added = st.dense_rows.data() + before;
+    if (opt.normalize_dense) normalize_in_place(added, n, d);
     if (st.faiss) {
       std::vector<faiss::Index::idx_t> labels(n);
       for (std::size_t i = 0; i < n; ++i) labels[i] = faiss::Index::idx_t(first + i);
-      faiss_call("add rows", [&] { st.faiss->add_with_ids(faiss::Index::idx_t(n), rows.data(), labels.data()); });
+      try {
+        faiss_call("add rows", [&] { st.faiss->add_with_ids(faiss::Index::idx_t(n), added, labels.data()); });
+      } catch (...) {
+        st.dense_rows.resize(before);
+        throw;
+      }
     }
   } else {
-    faiss_call("add rows", [&] { st.faiss->add(faiss::Index::idx_t(n), rows.data()); });
+    auto* flat = dynamic_cast<faiss::IndexFlatCodes*>(st.faiss.get());
+    const faiss::Index::idx_t before = st.faiss->ntotal;
+    // Chunks keep the transient copy small. HNSW gets the batch in one call, as its graph
+    // depends on how points arrive; the flat codes are reserved first, so a failure to allocate
+    // happens before any row is added, and a later failure is rolled back.
+    const std::size_t chunk = flat ? kAddChunkRows : n;
+    if (flat) flat->codes.reserve(flat->codes.size() + n * flat->code_size);
+    std::vector<float> buffer(std::min(chunk, n) * d);
+    try {
+      for (std::size_t start = 0; start < n; start += chunk) {
+        const std::size_t m = std::min(chunk, n - start);
+        std::copy_n(dense.data + start * d, m * d, buffer.data());
+        if (opt.normalize_dense) normalize_in_place(buffer.data(), m, d);
+        faiss_call("add rows", [&] { st.faiss->add(faiss::Index::idx_t(m), buffer.data()); });
+      }
+    } catch (...) {
+      if (flat) {
+        flat->codes.resize(std::size_t(before) * flat->code_size);
+        flat->ntotal = before;
+      }
+      throw;
+    }
   }
   if (opt.sparse_dim > 0) {
     if (opt.sparse_storage == IndexOptions::SparseStorage::kFloat16) {

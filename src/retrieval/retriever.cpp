@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <tuple>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -109,10 +110,12 @@ EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries
   encode.prefix_override = prefix_override;
   EncodedQueries out;
   out.texts = queries;
-  out.dense = encoder_->encode(queries, encode);
   if (options.scorer == Scorer::kSparsity) {
     if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
-    out.sparse = sparse_encoder_->encode(queries, encode);
+    // One forward pass when Es is a head over E's network.
+    std::tie(out.dense, out.sparse) = Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
+  } else {
+    out.dense = encoder_->encode(queries, encode);
   }
   if (uses_tokens(options.scorer)) out.tokens = encoder_->encode_tokens(queries, encode);
   return out;
@@ -432,8 +435,14 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
       }
       std::copy(rows.values().begin(), rows.values().end(), into.row(start));
     };
-    stage(encoder.encode(batch_texts, encode), dense, "encoder");
-    if (sparse_encoder) stage(sparse_encoder->encode(batch_texts, encode), sparse, "sparse encoder");
+    if (sparse_encoder) {
+      // One forward pass when Es is a head over E's network.
+      auto [e, es] = Encoder::encode_both(encoder, *sparse_encoder, batch_texts, encode);
+      stage(e, dense, "encoder");
+      stage(es, sparse, "sparse encoder");
+    } else {
+      stage(encoder.encode(batch_texts, encode), dense, "encoder");
+    }
     if (tokens) {
       for (Matrix& m : encoder.encode_tokens(batch_texts, encode)) token_rows.push_back(std::move(m));
     }

@@ -317,3 +317,34 @@ def test_search_takes_the_per_call_parameters_of_the_approximate_kinds():
         ivf.search(queries, k=10, nprobe=-1)
     with pytest.raises(ValueError, match="ef_search must be >= 0"):
         ivf.search(queries, k=10, ef_search=-1)
+
+
+def test_clean_corpus_removes_what_contradicts_a_trusted_text_and_keeps_trusted_passages(index, tmp_path):
+    removed = cp.clean_corpus(index, [TEXTS[0]], top=2, alpha=1.0, out=tmp_path / "cleaned")
+    assert len(removed) == 2 and all(r["id"] != "d0" for r in removed)
+    assert all(abs(r["score"] - (r["cosine"] + r["sparsity"])) < 1e-5 for r in removed)
+    kept = (tmp_path / "cleaned" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(kept) == len(TEXTS) - 2
+    with pytest.raises(ValueError, match="not an empty directory"):
+        cp.clean_corpus(index, [TEXTS[0]], out=tmp_path / "cleaned")
+    with pytest.raises(ValueError, match="no trusted texts"):
+        cp.clean_corpus(index, [])
+
+
+def test_explain_names_the_tokens_that_align_worst_and_the_es_coordinates_of_the_difference(index):
+    query = "The cat did not sit on the mat."
+    explained = index.explain(query, "d0", top_tokens=3, top_coordinates=4)
+    assert explained["id"] == "d0" and explained["text"] == TEXTS[0]
+    hit = [h for h in index.search([query], k=len(TEXTS), scorer="hoyer", alpha=1.0)[0] if h.id == "d0"][0]
+    assert explained["cosine"] == pytest.approx(hit.cosine, abs=1e-5)
+    assert explained["sparsity"] == pytest.approx(hit.sparsity, abs=1e-5)
+    worst = explained["query_tokens"]
+    assert 1 <= len(worst) <= 3
+    assert [w["best_cosine"] for w in worst] == sorted(w["best_cosine"] for w in worst)
+    assert not any(w["piece"].startswith("[") for w in worst + explained["passage_tokens"])
+    shares = [c["share"] for c in explained["coordinates"]]
+    assert len(shares) == 4 and shares == sorted(shares, reverse=True)
+    assert explained["coordinates_share"] == pytest.approx(sum(shares), abs=1e-6)
+    assert "query tokens aligned worst" in explained["summary"]
+    with pytest.raises(ValueError, match="no passage 'nope'"):
+        index.explain(query, "nope")

@@ -1,6 +1,7 @@
 """The counterpoint command line: a thin shell over the library. Commands run end to end on the
 bundled example corpus, the committed tiny model and (when present) the real IBM claim stance set,
 and bad arguments end with a non-zero exit and the library's message."""
+import json
 import os
 import pathlib
 import subprocess
@@ -36,7 +37,7 @@ def need_default_model():
 
 def test_help_lists_every_command():
     out = run("--help").stdout
-    for command in ["demo", "models", "index", "search", "run", "eval", "train", "near-miss", "stance"]:
+    for command in ["demo", "models", "index", "search", "run", "eval", "train", "near-miss", "stance", "clean"]:
         assert command in out
     assert "verifier" in run("train", "--help").stdout
 
@@ -290,3 +291,29 @@ def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_
     run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3,
         "--keep-self")
     assert trec.read_text().splitlines()[0].split()[2] == "a"
+
+
+def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_over_a_corpus(tmp_path):
+    bert_tiny = ROOT / "tests" / "fixtures" / "bert_tiny"
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("id\ttext\na\tthe cat sleeps\nb\tthe cat never sleeps\nc\ta dog barks\n"
+                      "d\tdogs never bark\ne\train falls today\n", encoding="utf-8")
+    trusted = tmp_path / "trusted.txt"
+    trusted.write_text("the cat sleeps\na dog barks\n", encoding="utf-8")
+    out = tmp_path / "cleaned"
+    args = ["clean", "--trusted", trusted, "--corpus", corpus, "--out", out, "--model", bert_tiny,
+            "--sparse-model", bert_tiny, "--alpha", "1", "--top", "1", "--threads", "1"]
+    printed = run(*args).stdout
+    report = [json.loads(line) for line in (out / "report.jsonl").read_text(encoding="utf-8").splitlines()]
+    kept = [json.loads(line)["_id"] for line in (out / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert f"removed {len(report)} of 5 passages contradicting 2 trusted texts" in printed
+    assert "2 passages are trusted texts and were kept" in printed
+    # Each trusted text removes its top hit; both may pick the same passage.
+    assert 1 <= len(report) <= 2 and all(r["rank"] == 0 for r in report)
+    assert sorted(kept + [r["id"] for r in report]) == ["a", "b", "c", "d", "e"]
+    assert "a" in kept and "c" in kept
+    before = (out / "corpus.jsonl").read_bytes()
+    again = run(*args, check=False)
+    assert again.returncode != 0 and "not an empty directory" in again.stderr
+    assert (out / "corpus.jsonl").read_bytes() == before
+    assert "threshold" in run("clean", "--help").stdout

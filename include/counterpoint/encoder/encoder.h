@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "counterpoint/core/matrix.h"
@@ -70,6 +71,20 @@ class Encoder {
   std::vector<Matrix> encode_tokens(const std::vector<std::string>& texts,
                                     const EncodeOptions& options = {},
                                     EncodeReport* report = nullptr) const;
+
+  // True when `other` feeds the same input through the same network: the same loaded network
+  // file (by SHA-256), tokenizer file, lower-casing, pooling, max_length and prefixes. Either may
+  // add its own head (a SparseCL head Es over E's network, as sparse-default over
+  // all-minilm-l6-v2). A network changed in place by training no longer matches its checksum, so
+  // do not pass an encoder while it is being trained.
+  bool shares_network_with(const Encoder& other) const;
+
+  // E and Es of the same texts, rows as dense.encode and sparse.encode give them: one forward pass
+  // per batch when the two share their network (shares_network_with), each head applied to the
+  // same pooled features; otherwise the two encoders' own passes.
+  static std::pair<Matrix, Matrix> encode_both(const Encoder& dense, const Encoder& sparse,
+                                               const std::vector<std::string>& texts,
+                                               const EncodeOptions& options = {});
 
   // The tokenizer's output for `text` alone (special tokens included, no prefix), cut to
   // max_length ids; 0 = no limit. What the network sees is this cut to the manifest's max_length.

@@ -53,6 +53,9 @@ class TorchTextModel {
   const ModelManifest& manifest() const { return manifest_; }
   // Serialises forward calls when several threads share one encoder.
   std::mutex& mutex() const { return mutex_; }
+  // The network file loaded (the manifest's model_file, or model-int8.pt), relative to the model
+  // directory.
+  const std::string& network_file() const { return network_file_; }
 
  private:
   std::pair<torch::Tensor, torch::Tensor> forward(const TokenBatch& batch);
@@ -71,6 +74,7 @@ class TorchTextModel {
   std::size_t pooled_width_ = 0;  // width of pooled_features()
   int64_t raw_pooled_width_ = -1;  // width of the network's own pooled output; -1 until probed
   mutable std::mutex mutex_;
+  std::string network_file_;
 };
 
 }  // namespace counterpoint

@@ -93,6 +93,8 @@ class Retriever {
                                                const SearchOptions& options) const;
 
   const index::DocumentIndex& index() const { return *index_; }
+  const Encoder* encoder() const { return encoder_.get(); }
+  const Encoder* sparse_encoder() const { return sparse_encoder_.get(); }
 
  private:
   struct Candidates;

@@ -214,6 +214,36 @@ TEST(BertEncoder, AHeadWithoutAChecksumIsRefusedBeforeItIsRead) {
   expect_load_error<CorruptFile>(dir, "'head.pt' has no checksum in 'files'");
 }
 
+// A head Es over E's own network (sparse-default over all-minilm-l6-v2) needs one forward pass
+// for both: encode_both gives exactly the rows of the two encode calls.
+TEST(BertEncoder, AHeadOverTheSameNetworkEncodesBothEmbeddingsInOnePass) {
+  const std::string plain_dir = kFixture;
+  const std::string head_dir = fixture_copy();
+  torch::manual_seed(9);
+  install_head(head_dir, torch::randn({32, 32}));
+  auto dense = Encoder::load(plain_dir, EncoderConfig{1});
+  auto sparse = Encoder::load(head_dir, EncoderConfig{1});
+  ASSERT_TRUE(dense->shares_network_with(*sparse));
+  ASSERT_TRUE(sparse->shares_network_with(*dense));
+  const auto texts = texts_of(expected_sentences());
+  EncodeOptions options;
+  options.batch_size = 3;
+  const auto [e, es] = Encoder::encode_both(*dense, *sparse, texts, options);
+  const Matrix e_alone = dense->encode(texts, options), es_alone = sparse->encode(texts, options);
+  EXPECT_EQ(e.values(), e_alone.values());
+  EXPECT_EQ(es.values(), es_alone.values());
+  EXPECT_NE(e.values(), es.values());
+
+  // Another query prefix feeds the network other input: two passes, the same rows as ever.
+  rewrite_manifest(head_dir, [](ModelManifest& m) { m.query_prefix = "Not true: "; });
+  auto prefixed = Encoder::load(head_dir, EncoderConfig{1});
+  EXPECT_FALSE(dense->shares_network_with(*prefixed));
+  options.role = TextRole::kQuery;
+  const auto [qe, qes] = Encoder::encode_both(*dense, *prefixed, texts, options);
+  EXPECT_EQ(qes.values(), prefixed->encode(texts, options).values());
+  EXPECT_EQ(qe.values(), dense->encode(texts, options).values());
+}
+
 TEST(BertEncoder, MissingDirectoryIsFileNotFound) {
   const std::string dir = kFixture + "_does_not_exist";
   expect_load_error<FileNotFound>(dir, "model directory not found: " + dir);

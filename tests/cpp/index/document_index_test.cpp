@@ -399,3 +399,30 @@ TEST(DocumentIndex, WritersAndReadersDoNotRace) {
 
 }  // namespace
 }  // namespace counterpoint::index
+
+namespace counterpoint::index {
+namespace {
+
+// A flat index takes a large batch a bounded chunk at a time (no whole-batch copy): every row,
+// on both sides of each chunk boundary, is stored normalised and searched exactly.
+TEST(DocumentIndex, ALargeBatchIsAddedInChunksWithEveryRowStoredAndSearchable) {
+  const std::size_t n = 40000, d = 4;  // three chunks of 16,384 rows
+  Matrix rows = random_rows(n, d, 41);
+  for (float& v : rows.values()) v *= 3.0f;  // not unit length: the index normalises
+  DocumentIndex index = filled(options_of(d), rows);
+  ASSERT_EQ(index.size(), n);
+  for (const std::size_t r : {std::size_t(0), std::size_t(16383), std::size_t(16384), std::size_t(32768), n - 1}) {
+    double norm = 0;
+    for (std::size_t c = 0; c < d; ++c) norm += double(rows(r, c)) * rows(r, c);
+    for (std::size_t c = 0; c < d; ++c) {
+      EXPECT_NEAR(index.dense_row(Slot(r))[c], rows(r, c) / std::sqrt(norm), 1e-6) << "row " << r;
+    }
+  }
+  const Matrix queries = random_rows(3, d, 42);
+  for (std::size_t q = 0; q < queries.rows(); ++q) {
+    EXPECT_EQ(index.search(MatrixView(queries.row(q), 1, d), 5).slots, exact_top(rows, queries.row(q), 5));
+  }
+}
+
+}  // namespace
+}  // namespace counterpoint::index

@@ -1,0 +1,71 @@
+// `counterpoint clean`: corpus cleaning with contradiction retrieval. Parses the arguments,
+// loads the corpus, the trusted texts and the encoders, and calls retrieval::find_contradicted
+// and write_cleaned_corpus.
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+#include "corpus_input.h"
+#include "counterpoint/retrieval/corpus_cleaning.h"
+
+namespace counterpoint::cli {
+
+namespace {
+
+struct CleanArgs {
+  std::string trusted, corpus, out, model = kDefaultDenseModel, sparse_model = kDefaultSparseModel, index;
+  std::size_t top = retrieval::CleaningOptions{}.top, candidates = retrieval::CleaningOptions{}.candidates;
+  double threshold = 0.0, alpha = 0.0;
+  bool has_threshold = false, has_alpha = false, no_guard = false;
+  int threads = 0;
+};
+
+}  // namespace
+
+void add_clean_command(CLI::App& app) {
+  auto a = std::make_shared<CleanArgs>();
+  auto* cmd = app.add_subcommand(
+      "clean", "Remove the passages of a corpus that contradict trusted texts (cos + alpha * sparsity)");
+  cmd->add_option("--trusted", a->trusted, "Trusted texts: one per line, or a queries.jsonl")->required();
+  cmd->add_option("--corpus", a->corpus, "BEIR directory, .jsonl or .tsv corpus")->required();
+  cmd->add_option("--out", a->out, "New directory for corpus.jsonl (cleaned) and report.jsonl")->required();
+  auto* top = cmd->add_option("--top", a->top, "Passages removed per trusted text (the paper: 3)");
+  cmd->add_option("--threshold", a->threshold, "Instead of --top: remove every candidate scoring at least this")
+      ->each([a](const std::string&) { a->has_threshold = true; })
+      ->excludes(top);
+  cmd->add_option("--model", a->model, "Dense encoder E (name or directory)");
+  cmd->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
+  cmd->add_option("--alpha", a->alpha, "Weight of the sparsity term (default: the one Es records)")
+      ->each([a](const std::string&) { a->has_alpha = true; });
+  cmd->add_option("--candidates", a->candidates, "Stage-1 candidates per trusted text (K)");
+  cmd->add_option("--index", a->index, "Index directory of the corpus to reuse (built and saved there if absent)");
+  cmd->add_flag("--no-guard", a->no_guard, "Do not give identical pairs the guard value");
+  cmd->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
+  cmd->callback([a] {
+    std::vector<std::string> trusted;
+    for (const auto& q : load_query_file(a->trusted)) trusted.push_back(q.text);
+    const auto corpus = load_documents(a->corpus);
+    auto encoder = load_encoder(a->model, a->threads);
+    auto sparse = load_encoder(a->sparse_model, a->threads);
+    auto documents = cached_corpus_index(a->index, corpus, *encoder, sparse.get());
+    retrieval::check_encoders(*documents, encoder.get(), sparse.get());
+    retrieval::Retriever retriever(documents, encoder, sparse);
+    retrieval::CleaningOptions options;
+    options.top = a->top;
+    if (a->has_threshold) options.threshold = float(a->threshold);
+    if (a->has_alpha) options.alpha = float(a->alpha);
+    options.candidates = a->candidates;
+    options.identical_guard = !a->no_guard;
+    const auto report = retrieval::find_contradicted(retriever, trusted, options);
+    retrieval::write_cleaned_corpus(a->out, corpus, trusted, report);
+    std::cout << report.alpha.describe() << "\n"
+              << "removed " << report.removed.size() << " of " << report.documents << " passages contradicting "
+              << report.trusted << " trusted texts ("
+              << (options.threshold ? "score >= " + std::to_string(*options.threshold)
+                                    : "top " + std::to_string(options.top) + " each")
+              << "; " << report.protected_passages << " passages are trusted texts and were kept) -> "
+              << a->out << "/corpus.jsonl, " << a->out << "/report.jsonl\n";
+  });
+}
+
+}  // namespace counterpoint::cli
