@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "counterpoint/core/matrix.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 
 using namespace counterpoint;
 using namespace counterpoint::index;

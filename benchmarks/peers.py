@@ -135,7 +135,7 @@ def synthetic(n_docs, n_queries, dim, seed):
 
 
 def ivf_parameters(n_rows):
-    """The IVF lists and probes counterpoint chooses (include/counterpoint/index/dense_index.h:
+    """The IVF lists and probes counterpoint chooses (include/counterpoint/index/document_index.h:
     nlist = clamp(round(sqrt(n)), 1, n / 39), nprobe = ceil(nlist / 8), k-means on <= 64 rows a
     list), so that the peer's IndexIVFFlat is built with the same parameters."""
     nlist = max(1, min(int(round(math.sqrt(n_rows))), n_rows // 39))

@@ -7,7 +7,7 @@
 
 #include "counterpoint/data/beir.h"
 #include "counterpoint/encoder/encoder.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 
 namespace counterpoint::cli {
 

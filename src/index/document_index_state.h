@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "counterpoint/index/bm25.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 
 namespace counterpoint::index {
 

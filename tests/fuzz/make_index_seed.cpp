@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "counterpoint/core/files.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 #include "index_files.h"
 
 int main(int argc, char** argv) {

@@ -16,7 +16,7 @@
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/core/progress.h"
 #include "counterpoint/encoder/encoder.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 #include "counterpoint/scoring/map_verifier.h"
 #include "counterpoint/scoring/pooled.h"
 #include "counterpoint/scoring/token_maps.h"

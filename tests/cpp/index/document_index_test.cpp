@@ -1,6 +1,6 @@
 // DocumentIndex: stage-1 search for every kind, add/remove bookkeeping, validation,
 // stage-2 accessors and the concurrency contract.
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 #include "index_test_support.h"
 
 #include <gmock/gmock.h>

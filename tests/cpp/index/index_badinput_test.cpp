@@ -15,7 +15,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 
 namespace counterpoint::index {
 namespace {

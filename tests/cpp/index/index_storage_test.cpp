@@ -12,7 +12,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
-#include "counterpoint/index/dense_index.h"
+#include "counterpoint/index/document_index.h"
 #include "index_test_support.h"
 
 namespace counterpoint::index {

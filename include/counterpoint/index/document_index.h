@@ -1,4 +1,4 @@
-// counterpoint/index/dense_index.h: the document store and dense stage 1.
+// counterpoint/index/document_index.h: the document store and dense stage 1.
 // DocumentIndex owns, per document, the caller's string id, its text, its dense embedding
 // (E), optionally its sparse-aware embedding (Es, float32 or float16) and optionally its
 // per-token embeddings; the FAISS index that searches E by inner product; the BM25 postings
