@@ -64,7 +64,14 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
   EncodeOptions as_query, as_document;
   as_query.role = TextRole::kQuery;
   as_document.role = TextRole::kDocument;
-  const Matrix q = encoder->encode({query}, as_query);
+  const Encoder* sparse = retriever.sparse_encoder();
+  const std::size_t d = index.options().sparse_dim;
+  const bool with_es = sparse && d > 0;
+  // E(q) and, when there is Es, Es(q), as a search encodes them (one pass for a head Es).
+  SearchOptions encoding;
+  encoding.scorer = with_es ? Scorer::kSparsity : Scorer::kCosine;
+  const EncodedQueries encoded = retriever.encode_queries({query}, encoding);
+  const Matrix& q = encoded.dense;
   scoring::cosine_scores(q.view(), MatrixView(index.dense_row(*slot), 1, index.options().dim), &out.cosine);
 
   const Matrix query_states = encoder->encode_tokens({query}, as_query).at(0);
@@ -78,10 +85,8 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
   out.query_tokens = worst_aligned(map, query_pieces, passage_pieces, top_tokens);
   out.passage_tokens = worst_aligned(transposed, passage_pieces, query_pieces, top_tokens);
 
-  const Encoder* sparse = retriever.sparse_encoder();
-  const std::size_t d = index.options().sparse_dim;
-  if (sparse && d > 0) {
-    const Matrix qs = sparse->encode({query}, as_query);
+  if (with_es) {
+    const Matrix& qs = encoded.sparse;
     std::vector<float> row(d);
     index.gather_sparse(&*slot, 1, row.data());
     scoring::sparsity_scores(qs.view(), MatrixView(row.data(), 1, d), sparsity, &out.sparsity);
