@@ -18,3 +18,20 @@ write_basic_package_version_file(${CMAKE_BINARY_DIR}/counterpointConfigVersion.c
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/counterpointConfig.cmake ${CMAKE_BINARY_DIR}/counterpointConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/counterpoint)
+
+# The wheel (`pip install .`): one self-contained `counterpoint` package. The compiled module sits
+# beside the Python sources, the shared library and the SentencePiece plugin in counterpoint/lib,
+# the CLI in counterpoint/bin (run through the `counterpoint` console script) and the demo corpus
+# in counterpoint/share, where the CLI looks for it beside its own folder.
+if(COUNTERPOINT_WHEEL)
+  if(NOT COUNTERPOINT_BUILD_PYTHON)
+    message(FATAL_ERROR "pip install needs the Python module: do not set COUNTERPOINT_BUILD_PYTHON=OFF")
+  endif()
+  install(DIRECTORY python/counterpoint/ DESTINATION counterpoint COMPONENT python
+    FILES_MATCHING PATTERN "*.py" PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__pycache__" EXCLUDE)
+  install(TARGETS _core LIBRARY DESTINATION counterpoint COMPONENT python)
+  install(TARGETS counterpoint counterpoint_sentencepiece LIBRARY DESTINATION counterpoint/lib COMPONENT python
+    NAMELINK_SKIP)
+  install(TARGETS counterpoint_cli RUNTIME DESTINATION counterpoint/bin COMPONENT python)
+  install(DIRECTORY examples/corpus DESTINATION counterpoint/share/counterpoint/examples COMPONENT python)
+endif()

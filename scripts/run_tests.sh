@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of the project: C++ (CTest), Python (pytest), the installed-package example
-# app and the example notebook. Exits non-zero on the first failing suite.
+# app, the pip-installed package and the example notebook. Exits non-zero on the first failing suite.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${1:?usage: run_tests.sh BUILD_DIR PYTHON}"
@@ -19,6 +19,10 @@ cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 cmake -S "$ROOT/examples/app" -B "$BUILD/test-app" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/test-app" >/dev/null
 LD_LIBRARY_PATH="$PREFIX/lib" "$BUILD/test-app/counterpoint_example_app" "$COUNTERPOINT_MODELS/use-lite-en"
+
+say "pip install . into a fresh venv, on the same build"
+"$ROOT/scripts/pip_install_test_venv.sh" "$BUILD" "$BUILD/test-venv"
+export COUNTERPOINT_PIP_VENV="$BUILD/test-venv"
 
 say "Python tests (pytest)"
 (cd "$ROOT" && COUNTERPOINT_BUILD_DIR="$BUILD" "$PYTHON" -m pytest -q tests/python)
