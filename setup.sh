@@ -54,6 +54,27 @@ make_venv() {
   local site
   site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$ROOT/python" > "$site/counterpoint.pth"
+  # counterpoint.milvus's client and embedded engine, pinned (python/requirements-milvus.txt).
+  if "$VENV/bin/python" - "$ROOT/python/requirements-milvus.txt" <<'PY'
+import sys
+from importlib.metadata import PackageNotFoundError, version
+pins = [line.split("#")[0].strip() for line in open(sys.argv[1])]
+def installed(pin):
+    name, wanted = pin.split("==")
+    try:
+        return version(name) == wanted
+    except PackageNotFoundError:
+        return False
+sys.exit(0 if all(installed(p) for p in pins if p) else 1)
+PY
+  then
+    say "Python packages of counterpoint.milvus: all present"
+  else
+    say "installing the pinned Python packages of counterpoint.milvus (python/requirements-milvus.txt)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -c "$ROOT/models/reference/constraints.txt" -r "$ROOT/python/requirements-milvus.txt" \
+      || die "pip could not install python/requirements-milvus.txt: is PyPI reachable? (pymilvus, milvus-lite)"
+  fi
 }
 
 build() {

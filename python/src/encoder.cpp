@@ -103,6 +103,28 @@ Returns:
 
 The GIL is released while the network runs, so other Python threads keep running.)")
       .def(
+          "encode_both",
+          [](std::shared_ptr<Encoder> self, std::shared_ptr<Encoder> sparse_encoder, py::object texts,
+             py::ssize_t batch_size, py::object progress, bool query, py::object prefix) {
+            if (!sparse_encoder) throw py::value_error("sparse_encoder is required (an Encoder, not None)");
+            std::vector<std::string> inputs = text_list(texts, "texts");
+            EncodeCall call = encode_call(batch_size, query, optional_text(prefix, "prefix"));
+            if (call.prefix) call.options.prefix_override = &*call.prefix;
+            ProgressBridge bridge(progress, "encode");
+            call.options.progress = bridge.callback();
+            std::pair<Matrix, Matrix> rows =
+                run_released(bridge, [&] { return Encoder::encode_both(*self, *sparse_encoder, inputs, call.options); });
+            return py::make_tuple(to_numpy(std::move(rows.first)), to_numpy(std::move(rows.second)));
+          },
+          py::arg("sparse_encoder"), py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("query") = false, py::arg("prefix") = py::none(),
+          R"(E and Es of the same texts: (self.encode(texts), sparse_encoder.encode(texts)), with one
+forward pass per batch when sparse_encoder is a head over this encoder's network (SparseCL
+--head-only models), else each encoder's own pass. Arguments as for encode().
+
+Returns:
+    (E, Es): float32 arrays (len(texts), dim) and (len(texts), sparse_encoder.dim).)")
+      .def(
           "encode_tokens",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
              bool query, py::object prefix) {

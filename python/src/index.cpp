@@ -1,6 +1,7 @@
 // counterpoint.Index and counterpoint.Hit: a DocumentIndex together with the encoder(s) that
 // fill and query it, searched through the two-stage Retriever with the GIL released.
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -190,6 +191,38 @@ PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object 
   return result;
 }
 
+// The slots of `ids`, in order; KeyError naming the first id the index lacks.
+std::vector<index::Slot> slots_of(const DocumentIndex& documents, py::handle ids) {
+  const std::vector<std::string> values = text_list(ids, "ids");
+  std::vector<index::Slot> slots;
+  slots.reserve(values.size());
+  for (const std::string& id : values) {
+    std::optional<index::Slot> slot = documents.slot_of(id);
+    if (!slot) throw py::key_error("no document with id '" + id + "'");
+    slots.push_back(*slot);
+  }
+  return slots;
+}
+
+// Es rows of `slots` as the index stores them: float16 rows are copied as half bits into a
+// numpy float16 array (no widening), float32 rows into a float32 array.
+py::array stored_sparse_rows(const DocumentIndex& documents, const std::vector<index::Slot>& slots) {
+  const std::size_t d = documents.options().sparse_dim;
+  if (d == 0) throw py::value_error("the index stores no Es rows (it was built without a sparse_encoder)");
+  const bool half = documents.options().sparse_storage == index::IndexOptions::SparseStorage::kFloat16;
+  py::array out(py::dtype(half ? "float16" : "float32"), {slots.size(), d});
+  char* destination = static_cast<char*>(out.mutable_data());
+  const std::size_t row_bytes = d * (half ? sizeof(std::uint16_t) : sizeof(float));
+  py::gil_scoped_release release;
+  documents.with_sparse_table(slots.data(), slots.size(), [&](const DocumentIndex::SparseTable& table) {
+    const char* source = half ? reinterpret_cast<const char*>(table.f16) : reinterpret_cast<const char*>(table.f32);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      std::memcpy(destination + i * row_bytes, source + std::size_t(slots[i]) * row_bytes, row_bytes);
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 void register_index(py::module_& m) {
@@ -204,6 +237,13 @@ Attributes:
     stage1: the score stage 1 ranked by (cosine, BM25 or the fused score).
     token: token-map score; 0 unless a token scorer was used.
     slot: the document's row in the index.)")
+      .def(py::init([](std::string id, float score, float cosine, float sparsity, float bm25, float stage1,
+                       float token, index::Slot slot) {
+             return Hit{std::move(id), slot, score, cosine, sparsity, bm25, stage1, token};
+           }),
+           py::arg("id"), py::kw_only(), py::arg("score"), py::arg("cosine") = 0.0f, py::arg("sparsity") = 0.0f,
+           py::arg("bm25") = 0.0f, py::arg("stage1") = 0.0f, py::arg("token") = 0.0f, py::arg("slot") = -1,
+           "A hit made elsewhere (e.g. by counterpoint.milvus), with its score components; slot -1 = not in an Index.")
       .def_readonly("id", &Hit::id)
       .def_readonly("score", &Hit::score)
       .def_readonly("cosine", &Hit::cosine)
@@ -442,6 +482,56 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
           },
           py::arg("ids"),
           "Removes documents by id. An unknown or repeated id raises ValueError and removes nothing.")
+      .def(
+          "ids",
+          [](const PyIndex& self) {
+            py::list out;
+            for (index::Slot slot : self.documents->live_slots()) out.append(self.documents->id(slot));
+            return out;
+          },
+          "The live documents' ids, in the order they were added (slot order).")
+      .def(
+          "embeddings",
+          [](const PyIndex& self, py::object ids) {
+            const std::vector<index::Slot> slots = slots_of(*self.documents, ids);
+            py::array_t<float> out({slots.size(), self.documents->options().dim});
+            float* destination = out.mutable_data();
+            py::gil_scoped_release release;
+            self.documents->gather_dense(slots.data(), slots.size(), destination);
+            return out;
+          },
+          py::arg("ids"),
+          "The stored E rows of `ids` (float32, (n, dim); L2-normalised as the index keeps them). KeyError for an "
+          "id the index lacks.")
+      .def(
+          "sparse_embeddings",
+          [](const PyIndex& self, py::object ids) { return stored_sparse_rows(*self.documents, slots_of(*self.documents, ids)); },
+          py::arg("ids"),
+          "The stored Es rows of `ids` as stored: float16 (n, sparse_dim) for an fp16 index, else float32. "
+          "ValueError when the index stores no Es, KeyError for an id it lacks.")
+      .def_property_readonly(
+          "encoder_id", [](const PyIndex& self) { return self.documents->options().encoder_id; },
+          "Identity (Encoder.identity) of the model that made the E rows.")
+      .def_property_readonly(
+          "sparse_encoder_id", [](const PyIndex& self) { return self.documents->options().sparse_encoder_id; },
+          "Identity of the model that made the Es rows (\"\" without Es).")
+      .def_property_readonly(
+          "sparse_dim", [](const PyIndex& self) { return self.documents->options().sparse_dim; },
+          "Width of Es (0 without Es).")
+      .def_property_readonly(
+          "sparse_dtype",
+          [](const PyIndex& self) -> py::object {
+            if (self.documents->options().sparse_dim == 0) return py::none();
+            return py::str(self.documents->options().sparse_storage == index::IndexOptions::SparseStorage::kFloat16
+                               ? "float16" : "float32");
+          },
+          "How Es rows are stored: \"float16\", \"float32\", or None without Es.")
+      .def_property_readonly(
+          "encoder", [](const PyIndex& self) { return std::const_pointer_cast<Encoder>(self.encoder); },
+          "The Encoder of E queries (None for an index built from embeddings).")
+      .def_property_readonly(
+          "sparse_encoder", [](const PyIndex& self) { return std::const_pointer_cast<Encoder>(self.sparse_encoder); },
+          "The Encoder of Es queries, or None.")
       .def("__len__", [](const PyIndex& self) { return self.documents->size(); }, "Live documents.")
       .def(
           "__contains__", [](const PyIndex& self, const std::string& id) { return self.documents->contains(id); },
@@ -559,6 +649,21 @@ Raises:
                ", encoder='" + self.encoder->manifest().name + "')";
       });
 
+  m.def(
+      "choose_alpha",
+      [](std::optional<double> alpha, std::shared_ptr<Encoder> sparse_encoder) {
+        const retrieval::AlphaChoice chosen = retrieval::choose_alpha(
+            alpha ? std::optional<float>(float(*alpha)) : std::nullopt, sparse_encoder.get());
+        const char* source = chosen.source == retrieval::AlphaChoice::Source::kGiven      ? "given"
+                             : chosen.source == retrieval::AlphaChoice::Source::kRecorded ? "recorded"
+                                                                                           : "default";
+        return py::make_tuple(chosen.value, source, chosen.describe());
+      },
+      py::arg("alpha"), py::arg("sparse_encoder"),
+      R"(The alpha a sparsity search uses, by Index.search's rule: `alpha` when given, else the one
+the sparse encoder recorded when tuned on dev, else 1.0.
+
+Returns (value, source, description), source one of "given", "recorded", "default".)");
   m.def(
       "clean_corpus",
       [](const PyIndex& index, py::object trusted_texts, py::object out, py::ssize_t top, std::optional<double> threshold,

@@ -63,9 +63,74 @@ Returns:
 Raises:
     TypeError for a non-numeric dtype, ValueError for a wrong shape, a width mismatch or NaN/Inf.)";
 
+
+// Stage 2 of SparseCL over candidates fetched elsewhere (e.g. from a vector database): the
+// library's final score, stage1 + alpha * sparsity(Es(q) - Es(c)), with float16 rows read as half.
+py::tuple final_scores_of(py::handle stage1_object, py::handle query_object, py::handle candidates_object,
+                          double alpha, const std::string& function, bool guard) {
+  FloatArray stage1 = float_array(stage1_object, "stage1", "(m,)", 1, 1);
+  FloatArray query = float_array(query_object, "sparse_query", "(d,)", 1, 1);
+  const std::size_t m = std::size_t(stage1.shape(0)), d = std::size_t(query.shape(0));
+  py::array candidates = py::array::ensure(candidates_object);
+  if (!candidates) throw py::type_error("sparse_candidates must be a numeric array (m, d)");
+  const bool half = candidates.dtype().is(py::dtype("float16"));
+  if (half) {
+    candidates = py::array::ensure(candidates_object, py::array::c_style);
+  } else {
+    candidates = float_array(candidates_object, "sparse_candidates", "(m, d)", 2, 2);
+  }
+  if (candidates.ndim() != 2 || std::size_t(candidates.shape(0)) != m || std::size_t(candidates.shape(1)) != d) {
+    std::string shape;
+    for (py::ssize_t i = 0; i < candidates.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(candidates.shape(i));
+    throw py::value_error("sparse_candidates must be (" + std::to_string(m) + ", " + std::to_string(d) +
+                          ") for " + std::to_string(m) + " stage-1 scores and a " + std::to_string(d) +
+                          "-wide sparse_query, got (" + shape + ")");
+  }
+  scoring::SparsityOptions options;
+  options.function = scoring::parse_sparsity(function);
+  options.identical_guard = guard;
+  py::array_t<float> sparsity(m), scores(m);
+  float* sparsity_out = sparsity.mutable_data();
+  float* scores_out = scores.mutable_data();
+  const MatrixView query_view(query.data(), 1, d);
+  {
+    py::gil_scoped_release release;
+    if (half) {
+      scoring::sparsity_scores_f16(query_view, static_cast<const std::uint16_t*>(candidates.data()), m, d, options,
+                                   sparsity_out);
+    } else {
+      scoring::sparsity_scores(query_view, MatrixView(static_cast<const float*>(candidates.data()), m, d), options,
+                               sparsity_out);
+    }
+    scoring::final_scores(stage1.data(), sparsity_out, m, float(alpha), scores_out);
+  }
+  return py::make_tuple(scores, sparsity);
+}
+
 }  // namespace
 
 void register_kernels(py::module_& m) {
+  m.def(
+      "final_scores", &final_scores_of, py::arg("stage1"), py::arg("sparse_query"), py::arg("sparse_candidates"),
+      py::kw_only(), py::arg("alpha"), py::arg("sparsity") = "hoyer", py::arg("guard") = true,
+      R"(Stage 2 of SparseCL over candidates fetched elsewhere (e.g. counterpoint.milvus): the score
+Index.search gives them, stage1 + alpha * sparsity(Es(q) - Es(c)), by the same kernels.
+
+Arguments:
+    stage1: float32 (m,), the candidates' stage-1 scores (their cosine to the query).
+    sparse_query: Es(q), (d,).
+    sparse_candidates: the candidates' Es rows, (m, d): float16 rows are read as half, in place
+        (no float32 copy), anything else as float32.
+    alpha: weight of the sparsity term, finite.
+    sparsity: "hoyer", "l2l1" or "kappa4".
+    guard: (near-)identical pairs get sparsity -1e9, as Index.search does by default.
+
+Returns:
+    (scores, sparsity): two float32 arrays (m,).
+
+Raises:
+    ValueError for mismatched shapes, a non-finite alpha or NaN/Inf rows; TypeError for a
+    non-numeric array.)");
   m.def(
       "cosine",
       [](py::handle q, py::handle c) { return pooled_scores(q, c, false, Sparsity::kHoyer, false); },

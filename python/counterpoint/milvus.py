@@ -1,0 +1,370 @@
+"""counterpoint.milvus: two-stage contradiction search with Milvus holding the corpus.
+
+Stage 1 is an ordinary top-K by cosine on E, so it runs in Milvus; stage 2 needs only the Es rows
+of those K candidates, which Milvus returns as output fields of the same search call. The rerank
+itself is the library's (counterpoint.final_scores): the same kernels and the same final score as
+Index.search.
+
+    import counterpoint as cp, counterpoint.milvus as cpm
+    from pymilvus import MilvusClient
+    client = MilvusClient("contradictions.db")        # Milvus Lite, a local file
+    # client = MilvusClient("http://milvus:19530")     # the same code against a Milvus server
+    cpm.export(index, client, "sick")                  # resumable; refuses another encoder's collection
+    retriever = cpm.MilvusRetriever(client, "sick", encoder=enc, sparse_encoder=es)
+    hits = retriever.search(["A man is not playing a guitar"], k=10, scorer="hoyer")
+
+A collection holds one entity per document: id (VARCHAR primary key), text (VARCHAR), e
+(FLOAT_VECTOR, normalised E rows) and es (FLOAT_VECTOR or FLOAT16_VECTOR Es rows), and records
+in its description which encoders made the rows, their widths and the layout version.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from . import _core
+
+FORMAT = "counterpoint.milvus/1"
+ID, TEXT, E, ES = "id", "text", "e", "es"
+# Milvus's limits: VARCHAR fields hold at most 65,535 bytes; one search returns at most 16,384 hits.
+MAX_VARCHAR_BYTES = 65535
+MAX_TOP_K = 16384
+SPARSITY_SCORERS = {"hoyer": "hoyer", "sparsity": "hoyer", "l2l1": "l2l1", "kappa4": "kappa4"}
+
+
+def _pymilvus():
+    try:
+        import pymilvus
+    except ImportError as error:  # pragma: no cover - the project's set-up installs it
+        raise ImportError("counterpoint.milvus needs pymilvus (and milvus-lite for local files): "
+                          "./setup.sh build installs the pinned versions of python/requirements-milvus.txt") from error
+    return pymilvus
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """What a counterpoint collection records about its rows (its schema description)."""
+
+    encoder_id: str
+    sparse_encoder_id: str
+    dim: int
+    sparse_dim: int
+    sparse_dtype: Optional[str]  # "float32", "float16" or None without Es
+
+    def to_json(self) -> str:
+        return json.dumps({"format": FORMAT, "encoder_id": self.encoder_id,
+                           "sparse_encoder_id": self.sparse_encoder_id, "dim": self.dim,
+                           "sparse_dim": self.sparse_dim, "sparse_dtype": self.sparse_dtype}, sort_keys=True)
+
+    @staticmethod
+    def of_collection(client, collection: str) -> "CollectionInfo":
+        if not client.has_collection(collection):
+            raise ValueError(f"Milvus has no collection '{collection}' (export an index into it first: "
+                             "counterpoint.milvus.export)")
+        description = client.describe_collection(collection).get("description", "")
+        try:
+            record = json.loads(description)
+        except (TypeError, ValueError):
+            record = None
+        if not isinstance(record, dict) or record.get("format") != FORMAT:
+            raise ValueError(f"collection '{collection}' was not written by counterpoint.milvus "
+                             f"(its description is {description[:120]!r}, expected a {FORMAT} record)")
+        return CollectionInfo(record["encoder_id"], record["sparse_encoder_id"], int(record["dim"]),
+                              int(record["sparse_dim"]), record["sparse_dtype"])
+
+    def check_matches(self, other: "CollectionInfo", collection: str) -> None:
+        """ValueError naming both sides when `other` (an index's rows) is not what the collection holds."""
+        for field in ("encoder_id", "sparse_encoder_id", "dim", "sparse_dim", "sparse_dtype"):
+            mine, theirs = getattr(self, field), getattr(other, field)
+            if mine != theirs:
+                raise ValueError(f"collection '{collection}' holds rows with {field} {mine!r}, the index "
+                                 f"{theirs!r}: export into another collection, or drop this one first")
+
+
+def _info_of_index(index, sparse_dtype: Optional[str]) -> CollectionInfo:
+    stored = index.sparse_dtype
+    if sparse_dtype is not None and stored is None:
+        raise ValueError("sparse_dtype given, but the index stores no Es rows")
+    if sparse_dtype not in (None, "float32", "float16"):
+        raise ValueError(f"sparse_dtype must be 'float32' or 'float16', got {sparse_dtype!r}")
+    return CollectionInfo(index.encoder_id, index.sparse_encoder_id, int(index.dim), int(index.sparse_dim),
+                          sparse_dtype or stored)
+
+
+def _create_collection(client, collection: str, info: CollectionInfo, index_type: str, index_params: Dict,
+                       max_id_bytes: int, max_text_bytes: int, consistency_level: str, shards: Optional[int]):
+    DataType = _pymilvus().DataType
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False, description=info.to_json())
+    schema.add_field(ID, DataType.VARCHAR, is_primary=True, max_length=max(1, max_id_bytes))
+    schema.add_field(TEXT, DataType.VARCHAR, max_length=max(1, max_text_bytes))
+    schema.add_field(E, DataType.FLOAT_VECTOR, dim=info.dim)
+    if info.sparse_dim:
+        sparse_type = DataType.FLOAT16_VECTOR if info.sparse_dtype == "float16" else DataType.FLOAT_VECTOR
+        schema.add_field(ES, sparse_type, dim=info.sparse_dim)
+    indexes = client.prepare_index_params()
+    indexes.add_index(E, index_type=index_type, metric_type="COSINE", params=index_params)
+    if info.sparse_dim:
+        # Milvus requires an index on every vector field before it loads a collection; Es is only
+        # ever read back, so the cheapest one.
+        indexes.add_index(ES, index_type="FLAT", metric_type="L2")
+    extra = {} if shards is None else {"num_shards": shards}
+    client.create_collection(collection, schema=schema, index_params=indexes, consistency_level=consistency_level,
+                             **extra)
+
+
+def _present(client, collection: str, ids: Sequence[str]) -> set:
+    rows = client.get(collection, ids=list(ids), output_fields=[ID])
+    return {row[ID] for row in rows}
+
+
+def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dtype: Optional[str] = None,
+           index_type: str = "FLAT", index_params: Optional[Dict[str, Any]] = None,
+           consistency_level: str = "Strong", shards: Optional[int] = None, progress: bool = True,
+           _stop_after_batches: Optional[int] = None) -> int:
+    """Writes the documents of `index` (ids, texts, E rows, Es rows) into Milvus collection
+    `collection`, in batches of `batch_size`, and returns how many entities it inserted.
+
+    Resumable: an export that stopped (an error, Ctrl-C) continues where it stopped when run again
+    with the same index, skipping the documents already there, so no document is written twice.
+    A collection made from other encoders, widths or Es storage is refused with both sides named.
+
+    Arguments:
+        index: a counterpoint.Index (any kind: its stored rows are exported).
+        client: a pymilvus.MilvusClient (Milvus Lite file or server URI).
+        sparse_dtype: how Milvus stores Es: "float32" (FLOAT_VECTOR) or "float16"
+            (FLOAT16_VECTOR, half the bytes); None = as the index stores it.
+        index_type, index_params: Milvus's index on E (COSINE): "FLAT" or "IVF_FLAT" in Milvus Lite,
+            "HNSW" / "IVF_FLAT" / ... on a server, e.g. index_params={"nlist": 1024}.
+        consistency_level: "Strong" (searches see every finished insert) or Milvus's "Bounded" /
+            "Session" / "Eventually" for throughput at cluster scale.
+        shards: the collection's shard count on a server (None = Milvus's default).
+        progress: a tqdm bar over the documents.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    info = _info_of_index(index, sparse_dtype)
+    if not info.encoder_id:
+        raise ValueError("the index records no encoder identity (built by an older version): rebuild it so the "
+                         "collection can refuse queries of other models")
+    ids = index.ids()
+    if client.has_collection(collection):
+        CollectionInfo.of_collection(client, collection).check_matches(info, collection)
+    else:
+        id_bytes = max((len(i.encode("utf-8")) for i in ids), default=1)
+        text_bytes = max((len(index.text(i).encode("utf-8")) for i in ids), default=1)
+        for what, size in (("id", id_bytes), ("text", text_bytes)):
+            if size > MAX_VARCHAR_BYTES:
+                raise ValueError(f"a document {what} is {size} bytes long; Milvus VARCHAR fields hold at most "
+                                 f"{MAX_VARCHAR_BYTES}")
+        _create_collection(client, collection, info, index_type, index_params or {}, id_bytes, text_bytes,
+                           consistency_level, shards)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(ids), desc=f"export to {collection}", unit="doc")
+    inserted, checking, batches = 0, True, 0
+    try:
+        for start in range(0, len(ids), batch_size):
+            if _stop_after_batches is not None and batches >= _stop_after_batches:
+                raise KeyboardInterrupt(f"export stopped after {batches} batches (as asked)")
+            batch = ids[start:start + batch_size]
+            if checking:
+                # Batches go in slot order, so after the first batch with nothing present the rest
+                # of an interrupted export is absent too.
+                present = _present(client, collection, batch)
+                checking = bool(present)
+                batch = [i for i in batch if i not in present]
+            if batch:
+                client.insert(collection, _entities(index, batch, info))
+                inserted += len(batch)
+            batches += 1
+            if bar is not None:
+                bar.update(min(batch_size, len(ids) - start))
+    finally:
+        if bar is not None:
+            bar.close()
+    client.flush(collection)
+    client.load_collection(collection)
+    return inserted
+
+
+def _entities(index, ids: List[str], info: CollectionInfo) -> List[Dict[str, Any]]:
+    dense = index.embeddings(ids)
+    sparse = None
+    if info.sparse_dim:
+        sparse = index.sparse_embeddings(ids)
+        sparse = sparse.astype(np.float16 if info.sparse_dtype == "float16" else np.float32, copy=False)
+    rows = []
+    for i, doc_id in enumerate(ids):
+        row = {ID: doc_id, TEXT: index.text(doc_id), E: dense[i]}
+        if sparse is not None:
+            row[ES] = sparse[i]
+        rows.append(row)
+    return rows
+
+
+class MilvusRetriever:
+    """Two-stage search over a collection written by export(): stage 1 (top-`candidates` by
+    cosine on E) in Milvus, stage 2 by the library's kernels, returning the same Hit objects as
+    Index.search (score, cosine, sparsity, stage1; slot -1).
+
+    Arguments:
+        client: a pymilvus.MilvusClient.
+        collection: a collection written by export().
+        encoder: the Encoder of E (needed to search with query texts), checked against the
+            identity the collection records; None to search with query vectors only.
+        sparse_encoder: the Encoder of Es, checked likewise.
+        sparse_fetch: how Es rows of the candidates reach stage 2: "output" (as output fields of
+            the search call itself) or "get" (a second call by primary key). None = "output" for
+            float32 Es, "get" for float16 Es: Milvus Lite 2.5 fails to return FLOAT16_VECTOR output
+            fields from a search (a server can; pass "output" there).
+    """
+
+    def __init__(self, client, collection: str, *, encoder=None, sparse_encoder=None,
+                 sparse_fetch: Optional[str] = None):
+        self.client, self.collection = client, collection
+        self.info = CollectionInfo.of_collection(client, collection)
+        for role, model, recorded in (("encoder", encoder, self.info.encoder_id),
+                                      ("sparse_encoder", sparse_encoder, self.info.sparse_encoder_id)):
+            if model is not None and model.identity != recorded:
+                raise ValueError(f"{role} {model.identity!r} is not the model collection '{collection}' was made with "
+                                 f"({recorded!r}): load that model, or export an index of this one")
+        if sparse_encoder is not None and not self.info.sparse_dim:
+            raise ValueError(f"collection '{collection}' stores no Es rows, so it takes no sparse_encoder")
+        if sparse_fetch not in (None, "output", "get"):
+            raise ValueError(f"sparse_fetch must be 'output' or 'get', got {sparse_fetch!r}")
+        self.sparse_fetch = sparse_fetch or ("get" if self.info.sparse_dtype == "float16" else "output")
+        self.encoder, self.sparse_encoder = encoder, sparse_encoder
+        client.load_collection(collection)
+
+    def __len__(self) -> int:
+        rows = self.client.query(self.collection, filter="", output_fields=["count(*)"])
+        return int(rows[0]["count(*)"])
+
+    def search(self, queries, *, k: int = 10, scorer: str = "cosine", alpha: Optional[float] = None,
+               candidates: int = 100, sparse_queries=None, guard: bool = True, exclude=None,
+               search_params: Optional[Dict[str, Any]] = None) -> List[List[Any]]:
+        """Index.search's signature and results (one list of Hit per query, best first).
+
+        Arguments:
+            queries: list of str (encoded with the encoders given to the constructor) or E(q)
+                rows as a float array (n, dim) / (dim,).
+            k, candidates: hits per query and stage-1 candidates (k <= candidates <= 16384).
+            scorer: "cosine", or "hoyer" / "l2l1" / "kappa4" (cosine + alpha * sparsity).
+            alpha: the sparsity weight; None = the sparse encoder's recorded alpha, else 1.0 with a
+                warning (Index.search's rule).
+            sparse_queries: Es(q) rows (n, sparse_dim) with query vectors and a sparsity scorer.
+            guard: (near-)identical query/document pairs get sparsity -1e9.
+            exclude: None or one list of ids per query never returned.
+            search_params: Milvus search parameters for E, e.g. {"nprobe": 16} for IVF_FLAT.
+        """
+        if isinstance(queries, str):
+            raise TypeError("queries must be a list of str or an array of query vectors, not one str: wrap it in a list")
+        if k < 1 or candidates < k or candidates > MAX_TOP_K:
+            raise ValueError(f"need 1 <= k <= candidates <= {MAX_TOP_K}, got k={k}, candidates={candidates}")
+        sparsity = None
+        if scorer != "cosine":
+            if scorer not in SPARSITY_SCORERS:
+                raise ValueError(f"unknown scorer '{scorer}': expected cosine, hoyer, l2l1, kappa4 or sparsity")
+            if not self.info.sparse_dim:
+                raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
+            sparsity = SPARSITY_SCORERS[scorer]
+        dense, sparse = self._query_rows(queries, sparsity is not None, sparse_queries)
+        exclude_lists = self._exclude_lists(exclude, len(dense))
+        alpha_value = 0.0
+        if sparsity is not None:
+            alpha_value, source, description = _core.choose_alpha(alpha, self.sparse_encoder)
+            if source == "default":
+                warnings.warn(f"MilvusRetriever.search: {description}; pass alpha= to choose it")
+        results = []
+        for q in range(len(dense)):
+            results.append(self._search_one(dense[q], None if sparse is None else sparse[q], exclude_lists[q], k,
+                                            candidates, sparsity, alpha_value, guard, search_params or {}))
+        return results
+
+    def _query_rows(self, queries, needs_sparse: bool, sparse_queries):
+        if isinstance(queries, np.ndarray):
+            dense = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+            if dense.ndim != 2 or dense.shape[1] != self.info.dim:
+                raise ValueError(f"query vectors must be (n, {self.info.dim}), got {queries.shape}")
+            sparse = None
+            if needs_sparse:
+                if sparse_queries is None:
+                    raise ValueError("a sparsity scorer with query vectors needs sparse_queries (Es(q))")
+                sparse = np.atleast_2d(np.asarray(sparse_queries, dtype=np.float32))
+                if sparse.shape != (len(dense), self.info.sparse_dim):
+                    raise ValueError(f"sparse_queries must be ({len(dense)}, {self.info.sparse_dim}), got {sparse.shape}")
+            return _unit_rows(dense), sparse
+        if sparse_queries is not None:
+            raise ValueError("sparse_queries goes with query vectors: pass queries as an array too")
+        texts = list(queries)
+        if self.encoder is None:
+            raise ValueError("searching with query texts needs the encoder (MilvusRetriever(..., encoder=...))")
+        if needs_sparse and self.sparse_encoder is None:
+            raise ValueError("a sparsity scorer with query texts needs the sparse_encoder")
+        if needs_sparse:
+            dense, sparse = self.encoder.encode_both(self.sparse_encoder, texts, query=True)
+            return dense, sparse
+        return self.encoder.encode(texts, query=True), None
+
+    @staticmethod
+    def _exclude_lists(exclude, n: int) -> List[List[str]]:
+        if exclude is None:
+            return [[] for _ in range(n)]
+        if isinstance(exclude, str) or len(exclude) != n:
+            raise ValueError(f"exclude must hold one list of ids per query ({n})")
+        return [[] if e is None else ([e] if isinstance(e, str) else list(e)) for e in exclude]
+
+    def _search_one(self, dense, sparse, excluded, k, candidates, sparsity, alpha, guard, search_params):
+        fetch_in_search = sparsity is not None and self.sparse_fetch == "output"
+        params = {"metric_type": "COSINE", "params": dict(search_params)}
+        found = self.client.search(
+            self.collection, data=[dense.tolist()], anns_field=E, limit=candidates, search_params=params,
+            output_fields=[ES] if fetch_in_search else [],
+            filter=f"{ID} not in {json.dumps(excluded)}" if excluded else "")[0]
+        ids = [hit["id"] for hit in found]
+        cosine = np.array([hit["distance"] for hit in found], dtype=np.float32)
+        if not ids:
+            return []
+        if sparsity is None:
+            scores, sparse_scores = cosine, np.zeros_like(cosine)
+        else:
+            if fetch_in_search:
+                rows = np.array([hit["entity"][ES] for hit in found], dtype=np.float32)
+            else:
+                rows = self._fetch_sparse(ids)
+            scores, sparse_scores = _core.final_scores(cosine, sparse, rows, alpha=alpha, sparsity=sparsity,
+                                                       guard=guard)
+        # Best score first; ties keep Milvus's stage-1 order.
+        order = np.lexsort((np.arange(len(ids)), -scores.astype(np.float64)))[:k]
+        return [_core.Hit(ids[i], score=float(scores[i]), cosine=float(cosine[i]), sparsity=float(sparse_scores[i]),
+                          stage1=float(cosine[i])) for i in order]
+
+    def _fetch_sparse(self, ids: List[str]) -> np.ndarray:
+        rows = {row[ID]: row[ES] for row in self.client.get(self.collection, ids=ids, output_fields=[ES])}
+        missing = [i for i in ids if i not in rows]
+        if missing:
+            raise RuntimeError(f"collection '{self.collection}' returned no Es row for {missing[:3]} "
+                               "(deleted between the two calls?)")
+        if self.info.sparse_dtype == "float16":
+            # Milvus returns FLOAT16_VECTOR values as raw half bytes: read them as float16 in place.
+            return np.frombuffer(b"".join(_half_bytes(rows[i]) for i in ids), dtype=np.float16).reshape(
+                len(ids), self.info.sparse_dim)
+        return np.asarray([rows[i] for i in ids], dtype=np.float32)
+
+
+def _half_bytes(value) -> bytes:
+    return value[0] if isinstance(value, list) else bytes(value)
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    if not np.all(np.isfinite(rows)) or np.any(norms == 0):
+        raise ValueError("query vectors must be finite and non-zero")
+    return rows / norms
