@@ -56,6 +56,8 @@ Query = _core.Query
 
 cosine = _core.cosine
 hoyer = _core.hoyer
+final_scores = _core.final_scores
+choose_alpha = _core.choose_alpha
 l2_l1 = _core.l2_l1
 kappa4 = _core.kappa4
 token_map = _core.token_map
@@ -102,5 +104,5 @@ __all__ = [
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
-    "train_verifier", "clean_corpus",
+    "train_verifier", "clean_corpus", "final_scores", "choose_alpha",
 ]
