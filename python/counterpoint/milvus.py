@@ -368,3 +368,65 @@ def _unit_rows(rows: np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(rows)) or np.any(norms == 0):
         raise ValueError("query vectors must be finite and non-zero")
     return rows / norms
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """python -m counterpoint.milvus export|search: the module's functions from a shell."""
+    import argparse
+
+    from pymilvus import MilvusClient
+
+    parser = argparse.ArgumentParser(prog="python -m counterpoint.milvus",
+                                     description="Two-stage contradiction search on Milvus (Milvus Lite file or server).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("export", "write a saved counterpoint index into a collection (resumable)"),
+                            ("search", "search a collection written by export")):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--uri", required=True, help="Milvus Lite file (*.db) or server URI (http://host:19530)")
+        command.add_argument("--collection", required=True)
+        command.add_argument("--model", required=True, help="E: model directory or installed model name")
+        command.add_argument("--sparse-model", help="Es: model directory or installed model name")
+        command.add_argument("--threads", type=int, default=2)
+    export_command = commands.choices["export"]
+    export_command.add_argument("--index", required=True, help="an index directory written by Index.save / counterpoint index build")
+    export_command.add_argument("--batch-size", type=int, default=1000)
+    export_command.add_argument("--sparse-dtype", choices=["float32", "float16"])
+    export_command.add_argument("--index-type", default="FLAT", help="Milvus index on E: FLAT, IVF_FLAT, HNSW, ...")
+    search_command = commands.choices["search"]
+    search_command.add_argument("queries", nargs="+", help="query texts")
+    search_command.add_argument("-k", type=int, default=10)
+    search_command.add_argument("--candidates", type=int, default=100)
+    search_command.add_argument("--scorer", default="cosine", help="cosine, hoyer, l2l1 or kappa4")
+    search_command.add_argument("--alpha", type=float, help="default: the alpha the sparse model recorded")
+    args = parser.parse_args(argv)
+
+    encoder = _core.Encoder.load(args.model, threads=args.threads)
+    sparse = _core.Encoder.load(args.sparse_model, threads=args.threads) if args.sparse_model else None
+    client = MilvusClient(args.uri)
+    try:
+        if args.command == "export":
+            index = _core.Index.load(args.index, encoder=encoder, sparse_encoder=sparse)
+            written = export(index, client, args.collection, batch_size=args.batch_size,
+                             sparse_dtype=args.sparse_dtype, index_type=args.index_type)
+            print(f"exported {written} documents into '{args.collection}' ({len(index)} in the index)")
+        else:
+            retriever = MilvusRetriever(client, args.collection, encoder=encoder, sparse_encoder=sparse)
+            if args.scorer != "cosine":
+                print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}")
+            hits = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
+                                    alpha=args.alpha)
+            for query, per_query in zip(args.queries, hits):
+                print(f"query: {query}")
+                for rank, hit in enumerate(per_query, 1):
+                    print(f"  {rank:2d}. {hit.id}  score {hit.score:.4f}  cosine {hit.cosine:.4f}  "
+                          f"sparsity {hit.sparsity:.4f}")
+    except (ValueError, KeyError, FileNotFoundError) as error:
+        print(f"error: {error}", file=__import__("sys").stderr)
+        return 2
+    finally:
+        client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

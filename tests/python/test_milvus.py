@@ -162,6 +162,28 @@ def test_a_new_process_reopens_the_collection_and_gets_the_same_results(tmp_path
     assert run("search") == exported
 
 
+def test_the_module_entry_point_exports_a_saved_index_and_searches_it(tmp_path, tiny_index):
+    tiny_index.save(str(tmp_path / "index"))
+    common = ["--uri", str(tmp_path / "entry.db"), "--collection", "docs", "--model", str(BERT_TINY),
+              "--sparse-model", str(BERT_TINY), "--threads", "1"]
+
+    def run(*args):
+        result = subprocess.run([sys.executable, "-m", "counterpoint.milvus", *args], capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    assert "exported 14 documents into 'docs' (14 in the index)" in run("export", *common, "--index",
+                                                                         str(tmp_path / "index"))
+    out = run("search", *common, "--scorer", "hoyer", "--alpha", "1", "-k", "2", "the cat sleeps")
+    expected = tiny_index.search(["the cat sleeps"], k=2, scorer="hoyer", alpha=1.0)[0]
+    assert "scorer hoyer, alpha 1 (given)" in out
+    assert f"   1. {expected[0].id}  score {expected[0].score:.4f}" in out
+    refused = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", *common[:3], "elsewhere",
+                              *common[4:], "x"], capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "Milvus has no collection 'elsewhere'" in refused.stderr
+
+
 def test_eight_threads_search_as_one_does(client, tiny, tiny_index):
     cpm.export(tiny_index, client, "threads", progress=False)
     retriever = cpm.MilvusRetriever(client, "threads", encoder=tiny, sparse_encoder=tiny)
