@@ -5,8 +5,10 @@ The notebook needs the default models (all-minilm-l6-v2 and sparse-default) in $
 (default <repo>/models/installed). Without sparse-default the test is skipped, unless
 COUNTERPOINT_REQUIRE_MODELS=1, in which case missing models fail it.
 """
+import json
 import os
 import pathlib
+import sys
 import time
 
 import pytest
@@ -53,14 +55,26 @@ def test_notebook_has_no_committed_outputs():
             assert not cell.outputs and cell.execution_count is None, "notebook is committed with outputs"
 
 
-def test_notebook_runs_without_errors():
+def _venv_kernel(directory, monkeypatch):
+    """A kernel spec that runs this interpreter (the project's venv, with pymilvus and Milvus Lite),
+    as `.venv/bin/python -m ipykernel install --name counterpoint` registers it for a user."""
+    spec = directory / "kernels" / "counterpoint-test"
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "counterpoint (test)", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(directory))
+    return "counterpoint-test"
+
+
+def test_notebook_runs_without_errors(tmp_path, monkeypatch):
     _require_models()
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     from nbclient.exceptions import CellExecutionError
 
     notebook = nbformat.read(str(NOTEBOOK), as_version=4)
-    client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=TIMEOUT_S,
+    client = nbclient.NotebookClient(notebook, kernel_name=_venv_kernel(tmp_path, monkeypatch), timeout=TIMEOUT_S,
                                      resources={"metadata": {"path": str(REPO)}})
     start = time.perf_counter()
     try:
