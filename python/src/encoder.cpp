@@ -102,6 +102,9 @@ Returns:
     float32 array (len(texts), dim), or (dim,) for one str.
 
 The GIL is released while the network runs, so other Python threads keep running.)")
+      .def("shares_network_with", &Encoder::shares_network_with, py::arg("other"),
+           "Whether `other` runs this encoder's network (same network file, tokenizer, pooling, length and "
+           "prefixes), differing at most in its head: then encode_both makes one forward pass for both.")
       .def(
           "encode_both",
           [](std::shared_ptr<Encoder> self, std::shared_ptr<Encoder> sparse_encoder, py::object texts,

@@ -24,7 +24,7 @@ std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, cons
 }
 
 void write_model_directory(Encoder& encoder, const std::string& dir, const std::string& name,
-                           const std::string& query_prefix, const nlohmann::json& training) {
+                           const std::string& query_prefix, const nlohmann::json& training, NetworkWeights network) {
   TorchTextModel& model = encoder.model();
   const ModelManifest& base = encoder.manifest();
   try {
@@ -34,11 +34,15 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
   }
   model.module().eval();
   const std::string model_path = join_path(dir, "model.pt");
-  try {
-    model.module().save(model_path + ".partial");
-    fs::rename(model_path + ".partial", model_path);
-  } catch (const std::exception& e) {
-    throw IoError("cannot write " + model_path + ": " + e.what());
+  if (network == NetworkWeights::kUnchanged) {
+    write_file_atomic(model_path, read_file(join_path(encoder.directory(), base.model_file)));
+  } else {
+    try {
+      model.module().save(model_path + ".partial");
+      fs::rename(model_path + ".partial", model_path);
+    } catch (const std::exception& e) {
+      throw IoError("cannot write " + model_path + ": " + e.what());
+    }
   }
   write_file_atomic(join_path(dir, base.tokenizer_file), read_file(join_path(encoder.directory(), base.tokenizer_file)));
 

@@ -23,11 +23,18 @@ namespace counterpoint::training::detail {
 // are none (the model cannot be fine-tuned).
 std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, const std::string& name);
 
+// Whether training changed the network's weights (whole-network training) or only a head.
+enum class NetworkWeights { kTrained, kUnchanged };
+
 // Saves `encoder`'s network as it is now (in eval mode) with its head, if any, and its tokenizer file into `dir`; the
-// manifest is the encoder's own with `name`, `query_prefix` and `training` (provenance). Files
-// are written atomically; IoError when the directory or a file cannot be written.
+// manifest is the encoder's own with `name`, `query_prefix` and `training` (provenance). An
+// unchanged network is copied byte for byte from the encoder's directory rather than serialised
+// again, so the new model records the same network checksum as its base and
+// Encoder::shares_network_with recognises the pair (one forward pass gives E and Es). Files are
+// written atomically; IoError when the directory or a file cannot be written.
 void write_model_directory(Encoder& encoder, const std::string& dir, const std::string& name,
-                           const std::string& query_prefix, const nlohmann::json& training);
+                           const std::string& query_prefix, const nlohmann::json& training,
+                           NetworkWeights network = NetworkWeights::kTrained);
 
 // Checkpoints live in <output_dir>/checkpoint. Writes one: `write_files(dir)` fills a fresh directory, state.json (the run's progress,
 // with `fingerprint` under "config") is added, and the directory then replaces the previous

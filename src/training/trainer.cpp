@@ -135,7 +135,9 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
   if (report.best_dev_score) training["best_dev_score"] = *report.best_dev_score;
   detail::write_model_directory(encoder, config.output_dir,
                                 config.model_name.empty() ? base.name + "-" + to_string(config.loss) : config.model_name,
-                                query_prefix, training);
+                                query_prefix, training,
+                                config.trained_weights == TrainedWeights::kHead ? detail::NetworkWeights::kUnchanged
+                                                                                : detail::NetworkWeights::kTrained);
 }
 
 }  // namespace

@@ -206,7 +206,9 @@ TEST(Train, HeadOnlyTrainsALinearHeadOverTheFrozenNetwork) {
   auto trained = Encoder::load(config.output_dir);
   EXPECT_EQ(trained->manifest().head_file, "head.pt");
   EXPECT_EQ(trained->manifest().training["hyperparameters"]["trained_weights"], "head");
-  // The network is the base network: same token states.
+  // The network is the base network, file and all: the pair shares one forward pass for E and Es.
+  EXPECT_EQ(trained->manifest().files.at("model.pt"), base->manifest().files.at(base->manifest().model_file));
+  EXPECT_TRUE(base->shares_network_with(*trained));
   const std::vector<std::string> texts = {"the man is playing guitar", "a cat is not eating food"};
   EXPECT_EQ(trained->encode_tokens(texts)[1].values(), base->encode_tokens(texts)[1].values());
   // The embeddings are the base model's pooled vectors through the written head, renormalised.
