@@ -1,0 +1,32 @@
+"""benchmarks/rerun_row.py replays a recorded evaluation row on other qrels with the alpha it chose
+on dev fixed: the tuning flag gives way to --alpha, the qrels and run file are the caller's, and a
+row not made by `counterpoint run` is refused."""
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+import rerun_row  # noqa: E402
+
+TUNED = {"label": "cos + Hoyer", "set": "sick", "kind": "eval", "alpha": 2.45,
+         "command": "build/bin/counterpoint run --dataset D --qrels dev.tsv --model m --sparse-model es "
+                    "--scorer hoyer --tune-alpha interval --index-cache C"}
+
+
+def test_a_tuned_row_is_replayed_with_its_alpha_fixed_on_the_given_qrels():
+    argv = rerun_row.replay_command(TUNED, "/q/test.tsv", "/r/run.trec")
+    assert "--tune-alpha" not in argv and "dev.tsv" not in argv
+    assert argv[argv.index("--alpha") + 1] == "2.45"
+    assert argv[-4:] == ["--qrels", "/q/test.tsv", "--out", "/r/run.trec"]
+    assert argv[:2] == ["build/bin/counterpoint", "run"] and argv[argv.index("--index-cache") + 1] == "C"
+
+
+def test_a_cosine_row_gets_no_alpha_and_a_sparsity_row_without_one_is_refused():
+    cosine = {"label": "zero-shot", "set": "sick", "kind": "eval",
+              "command": "build/bin/counterpoint run --dataset D --qrels dev.tsv --model m"}
+    assert "--alpha" not in rerun_row.replay_command(cosine, "q", "o")
+    with pytest.raises(SystemExit, match="records no alpha"):
+        rerun_row.replay_command({k: v for k, v in TUNED.items() if k != "alpha"}, "q", "o")
+    with pytest.raises(SystemExit, match="was not made by `counterpoint run`"):
+        rerun_row.replay_command({**cosine, "command": "python3 benchmarks/other.py"}, "q", "o")
