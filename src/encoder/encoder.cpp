@@ -1,6 +1,7 @@
 #include "counterpoint/encoder/encoder.h"
 
 #include <dlfcn.h>
+#include <omp.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -55,11 +56,14 @@ void set_blas_threads(int threads) {
   if (set) set(threads);
 }
 
-// For the calling thread only (OpenMP's thread count is per thread), for one encode call.
+// For the calling thread only, for one encode call: OpenMP's thread count is a per-thread setting
+// (torch::set_num_threads would also resize libtorch's global pthreadpool on every call).
+// torch::get_num_threads comes first: it runs libtorch's once-per-thread initialisation, which
+// would otherwise reset the count to libtorch's global one inside the forward pass.
 class SerialOpenMp {
  public:
-  SerialOpenMp() : before_(torch::get_num_threads()) { torch::set_num_threads(1); }
-  ~SerialOpenMp() { torch::set_num_threads(before_); }
+  SerialOpenMp() : before_(torch::get_num_threads()) { omp_set_num_threads(1); }
+  ~SerialOpenMp() { omp_set_num_threads(before_); }
   SerialOpenMp(const SerialOpenMp&) = delete;
   SerialOpenMp& operator=(const SerialOpenMp&) = delete;
 
