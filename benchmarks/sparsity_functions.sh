@@ -4,13 +4,15 @@
 # cos(E) + alpha * sparsity(Es(q) - Es(p)) on dev (alpha tuned on dev, interval search).
 #
 #   benchmarks/sparsity_functions.sh [--set sick|arguana] [--data DIR] [--qrels FILE] [--epochs 1]
-#       [--functions "hoyer l2l1 kappa4"]
+#       [--functions "hoyer l2l1 kappa4"] [--model use-lite-en] [--head-only]
 #
-# Writes benchmarks/results/sparsity_functions.{json,md} (SICK) or sparsity_functions_arguana.{json,md};
-# models cached in benchmarks/results/tmp/.
+# --head-only trains a linear head over the frozen network instead (lr 1e-3, 5 epochs unless
+# --epochs is given: the head recipe of contradiction_table.sh).
+# Writes benchmarks/results/sparsity_functions.{json,md} (SICK) or sparsity_functions_arguana.{json,md},
+# with _<model> appended for another model and _head for heads; models cached in benchmarks/results/tmp/.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-SET=sick DATA="$ROOT/../shared/data" QRELS="" EPOCHS=1 FUNCTIONS="hoyer l2l1 kappa4"
+SET=sick DATA="$ROOT/../shared/data" QRELS="" EPOCHS="" FUNCTIONS="hoyer l2l1 kappa4" MODEL=use-lite-en HEAD_ONLY=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --set) SET="$2"; shift 2 ;;
@@ -18,26 +20,39 @@ while [[ $# -gt 0 ]]; do
     --qrels) QRELS="$2"; shift 2 ;;
     --epochs) EPOCHS="$2"; shift 2 ;;
     --functions) FUNCTIONS="$2"; shift 2 ;;
+    --model) MODEL="$2"; shift 2 ;;
+    --head-only) HEAD_ONLY=1; shift ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
 resolve_set_paths
 TABLE=sparsity_functions
 if [[ "$SET" == arguana ]]; then TABLE=sparsity_functions_arguana; fi
+# Model tags as contradiction_table.sh has them, so both share index caches.
+TAG="$MODEL" PREFIX=""
+if [[ "$MODEL" == use-lite-en ]]; then TAG=use-lite; else TABLE="${TABLE}_$MODEL" PREFIX="$MODEL-"; fi
+LR=1e-4 KIND="" HEAD_FLAG=()
+if [[ "$HEAD_ONLY" == 1 ]]; then
+  LR=1e-3 KIND="-head" HEAD_FLAG=(--head-only) TABLE="${TABLE}_head"
+  EPOCHS="${EPOCHS:-5}"
+fi
+EPOCHS="${EPOCHS:-1}"
 
 start_table "$TABLE"
-run=("$CLI" run --model use-lite-en --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,recall@100)
-record_run "cosine (zero-shot use-lite-en)" "$SET" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$SET-use-lite"
+run=("$CLI" run --model "$MODEL" --dataset "$DATA/$SET" --qrels "$QRELS" --threads "$THREADS" --metrics ndcg@10,recall@100)
+record_run "cosine (zero-shot $MODEL)" "$SET" eval -- "${run[@]}" --index-cache "$CACHE/indexes/$SET-$TAG"
 for fn in $FUNCTIONS; do
-  es="$CACHE/models/$SET-sparsecl-$fn-e$EPOCHS"
-  train_once "train Es: SparseCL ($fn), $EPOCHS epoch(s)" "$SET" "$es" \
-    /usr/bin/time -v "$CLI" train sparsecl --base use-lite-en --batch-size 32 --lr 1e-4 --temperature 0.02 --seed 42 \
-    --threads "$THREADS" "${TRAIN_DATA[@]}" --epochs "$EPOCHS" --sparsity "$fn" --name "$SET-sparsecl-$fn" --out "$es"
-  record_run "cosine + $fn (Es trained with $fn), alpha tuned on dev" "$SET" eval -- "${run[@]}" \
-    --sparse-model "$es" --scorer "$fn" --tune-alpha interval --index-cache "$CACHE/indexes/$SET-use-lite+sparsecl-$fn-e$EPOCHS"
+  es="$CACHE/models/$PREFIX$SET-sparsecl-$fn$KIND-e$EPOCHS"
+  train_once "train Es: SparseCL ($fn)${HEAD_FLAG:+, head only}, $EPOCHS epoch(s)" "$SET" "$es" \
+    /usr/bin/time -v "$CLI" train sparsecl --base "$MODEL" --batch-size 32 --lr "$LR" --temperature 0.02 --seed 42 \
+    --threads "$THREADS" "${TRAIN_DATA[@]}" --epochs "$EPOCHS" --sparsity "$fn" "${HEAD_FLAG[@]}" \
+    --name "$PREFIX$SET-sparsecl-$fn$KIND" --out "$es"
+  record_run "cosine + $fn (Es${HEAD_FLAG:+ head} trained with $fn), alpha tuned on dev" "$SET" eval -- "${run[@]}" \
+    --sparse-model "$es" --scorer "$fn" --tune-alpha interval \
+    --index-cache "$CACHE/indexes/$SET-$TAG+sparsecl-$fn$KIND-e$EPOCHS"
 done
 
 "$PY" "$BENCH_DIR/make_table.py" write --rows "$ROWS" --name "$TABLE" \
-  --title "Sparsity function in SparseCL, $SET dev nDCG@10 (paper Table 4 setting)" \
+  --title "Sparsity function in SparseCL ($MODEL${HEAD_FLAG:+, head only}), $SET dev nDCG@10 (paper Table 4 setting)" \
   --columns label,ndcg@10,recall@100,alpha,steps,final_loss,seconds,cpu_seconds \
-  --note "Each Es: use-lite-en fine-tuned on $SET train, batch 32, lr 1e-4, temperature 0.02, seed 42, $EPOCHS epoch(s); the same function is used in the loss and in the score."
+  --note "Each Es: $MODEL ${HEAD_FLAG:+(a linear head over the frozen network) }fine-tuned on $SET train, batch 32, lr $LR, temperature 0.02, seed 42, $EPOCHS epoch(s); the same function is used in the loss and in the score."
