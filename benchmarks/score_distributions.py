@@ -6,7 +6,7 @@ after SparseCL fine-tuning, plus a histogram of the Hoyer scores per pair class.
     PYTHONPATH=python /usr/bin/python3 benchmarks/score_distributions.py \
         [--pairs ../shared/data/sick/pairs_dev.tsv] [--after benchmarks/results/tmp/models/sick-sparsecl-hoyer]
 
-Writes benchmarks/results/score_distributions.{json,md,png} and prints the table."""
+Writes benchmarks/results/score_distributions.{json,md,png} (or NAME.* with --results-name) and prints the table."""
 import argparse
 import csv
 import json
@@ -62,6 +62,8 @@ def main() -> None:
     parser.add_argument("--after", default=str(RESULTS / "tmp/models/sick-sparsecl-hoyer"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--results-name", default="score_distributions",
+                        help="writes benchmarks/results/NAME.{json,md,png}")
     args = parser.parse_args()
     for flag, path in (("--pairs", args.pairs), ("--before", args.before), ("--after", args.after)):
         if not Path(path).exists():
@@ -69,7 +71,7 @@ def main() -> None:
 
     started = time.time()
     pairs = load_pairs(Path(args.pairs), args.seed)
-    models = {"before (use-lite-en)": args.before, "after (SparseCL)": args.after}
+    models = {f"before ({Path(args.before).name})": args.before, f"after ({Path(args.after).name})": args.after}
     stats, samples = [], {}
     for model_label, model_dir in models.items():
         encoder = cp.Encoder.load(model_dir, threads=args.threads)
@@ -96,24 +98,24 @@ def main() -> None:
     axes[0].legend()
     fig.suptitle("SICK dev pairs: Hoyer sparsity of the embedding difference")
     fig.tight_layout()
-    fig.savefig(RESULTS / "score_distributions.png", dpi=110)
+    fig.savefig(RESULTS / f"{args.results_name}.png", dpi=110)
 
     command = "PYTHONPATH=python /usr/bin/python3 " + " ".join(
         shlex.quote(a) for a in ["benchmarks/score_distributions.py"] + sys.argv[1:])
     seconds = round(time.time() - started, 1)
-    (RESULTS / "score_distributions.json").write_text(json.dumps(
+    (RESULTS / f"{args.results_name}.json").write_text(json.dumps(
         {"benchmark": "score_distributions", "pairs_file": args.pairs, "models": models, "seed": args.seed,
          "seconds": seconds, "command": command, "rows": stats}, indent=2) + "\n")
     lines = ["# SICK dev pair scores before and after SparseCL (paper Table 5)", "",
              f"Command (all rows, {seconds} s): `{command}`", "",
-             "Figure: score_distributions.png. Random pairs: sentence A of one pair with sentence B of another "
+             f"Figure: {args.results_name}.png. Random pairs: sentence A of one pair with sentence B of another "
              f"(seed {args.seed}).", "",
              "| Es | pairs | count | mean cosine | mean Hoyer | std Hoyer |", "|---|---|---|---|---|---|"]
     for s in stats:
         lines.append(f"| {s['model']} | {s['pairs']} | {s['count']} | {s['mean_cosine']:.4f} | "
                      f"{s['mean_hoyer']:.4f} | {s['std_hoyer']:.4f} |")
     table = "\n".join(lines) + "\n"
-    (RESULTS / "score_distributions.md").write_text(table)
+    (RESULTS / f"{args.results_name}.md").write_text(table)
     sys.stdout.write(table)
 
 
