@@ -12,7 +12,7 @@ from that query only; the query's own id is always excluded.
         [--data ../shared/data/sick] [--qrels ../shared/data/sick/qrels/dev.tsv] \
         [--sparse-model benchmarks/results/tmp/models/sick-sparsecl-hoyer] [--alpha A]
 
-Writes benchmarks/results/confounders.{json,md} and prints the table."""
+Writes benchmarks/results/confounders.{json,md} (or NAME.* with --results-name) and prints the table."""
 import argparse
 import collections
 import sys
@@ -31,6 +31,7 @@ def main() -> None:
     ss.add_common_args(parser)
     parser.add_argument("--keep", default="0,1,2,all", help="the x of C_x: comma-separated counts or 'all'")
     parser.add_argument("--max-queries", type=int, default=0, help="only the first N queries (by id), for testing")
+    parser.add_argument("--results-name", default="confounders", help="writes benchmarks/results/NAME.{json,md}")
     args = ss.resolve_args(parser.parse_args())
     try:
         keeps = [None if x == "all" else int(x) for x in args.keep.split(",")]
@@ -92,7 +93,7 @@ def main() -> None:
     for short, label in (("cos", "cos"), ("hoyer", "cos+Hoyer")):
         columns += [(f"{short}_ndcg@10", f"{label} nDCG@10"), (f"{short}_recall@10", f"{label} R@10"),
                     (f"{short}_acc@1", f"{label} Acc@1"), (f"{short}_top1_entailed", f"{label} top-1 entailed")]
-    table = ss.write_results("confounders", "Contradiction retrieval with confounders kept or removed, SICK dev "
+    table = ss.write_results(args.results_name, "Contradiction retrieval with confounders kept or removed, SICK dev "
                              "(paper Table 6)", notes, columns, rows,
                              {**ss.settings(args), "keep": args.keep, "seconds": seconds,
                               "entailed_per_query": {str(n): counts[n] for n in sorted(counts)}})
