@@ -44,7 +44,7 @@ std::vector<std::size_t> length_order(const std::vector<std::string>& texts) {
 // cores, OpenMP's idle threads spin between parallel regions and take the cores from OpenBLAS's:
 // profiled on 3,000 SICK sentences with 2 threads, 40% of the samples were in libgomp, 26% in
 // the kernel's scheduler and 25% in sgemm. So the N threads go to OpenBLAS, and a forward pass
-// runs the OpenMP side on the calling thread alone (SerialOpenMp): 148 -> about 390 sentences/s.
+// runs the OpenMP side on the calling thread alone (SerialOpenMp): 148 -> 410-470 sentences/s.
 void set_blas_threads(int threads) {
   using SetThreads = void (*)(int);
   // libtorch already loaded OpenBLAS (Debian's libblas.so.3 is OpenBLAS); another BLAS keeps
