@@ -65,9 +65,10 @@ def main():
 
     built = cp.Index.build_from_embeddings(docs["ids"], rows, sparse_rows, docs["texts"], encoder_id=E.identity,
                                            sparse_encoder_id=Es.identity)
-    folder = tempfile.mkdtemp(prefix="head_rerank_")
-    built.save(folder)
-    index = cp.Index.load(folder, encoder=E, sparse_encoder=Es)
+    # An index of rows made elsewhere gets its encoders (for query texts) by a save / load round trip.
+    with tempfile.TemporaryDirectory(prefix="head_rerank_") as folder:
+        built.save(folder)
+        index = cp.Index.load(folder, encoder=E, sparse_encoder=Es)
 
     qrels = cp.load_qrels(args.qrels or os.path.join(args.data, "qrels", "dev.tsv"))
     texts = {q.id: q.text for q in dataset.queries}

@@ -124,8 +124,7 @@ def _present(client, collection: str, ids: Sequence[str]) -> set:
 
 def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dtype: Optional[str] = None,
            index_type: str = "FLAT", index_params: Optional[Dict[str, Any]] = None,
-           consistency_level: str = "Strong", shards: Optional[int] = None, progress: bool = True,
-           _stop_after_batches: Optional[int] = None) -> int:
+           consistency_level: str = "Strong", shards: Optional[int] = None, progress: bool = True) -> int:
     """Writes the documents of `index` (ids, texts, E rows, Es rows) into Milvus collection
     `collection`, in batches of `batch_size`, and returns how many entities it inserted.
 
@@ -168,11 +167,9 @@ def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dty
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=len(ids), desc=f"export to {collection}", unit="doc")
-    inserted, checking, batches = 0, True, 0
+    inserted, checking = 0, True
     try:
         for start in range(0, len(ids), batch_size):
-            if _stop_after_batches is not None and batches >= _stop_after_batches:
-                raise KeyboardInterrupt(f"export stopped after {batches} batches (as asked)")
             batch = ids[start:start + batch_size]
             if checking:
                 # Batches go in slot order, so after the first batch with nothing present the rest
@@ -183,7 +180,6 @@ def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dty
             if batch:
                 client.insert(collection, _entities(index, batch, info))
                 inserted += len(batch)
-            batches += 1
             if bar is not None:
                 bar.update(min(batch_size, len(ids) - start))
     finally:

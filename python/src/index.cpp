@@ -191,16 +191,19 @@ PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object 
   return result;
 }
 
+// The slot of live document `id`; KeyError naming it when the index lacks it.
+index::Slot slot_or_key_error(const DocumentIndex& documents, const std::string& id) {
+  std::optional<index::Slot> slot = documents.slot_of(id);
+  if (!slot) throw py::key_error("no document with id '" + id + "'");
+  return *slot;
+}
+
 // The slots of `ids`, in order; KeyError naming the first id the index lacks.
 std::vector<index::Slot> slots_of(const DocumentIndex& documents, py::handle ids) {
   const std::vector<std::string> values = text_list(ids, "ids");
   std::vector<index::Slot> slots;
   slots.reserve(values.size());
-  for (const std::string& id : values) {
-    std::optional<index::Slot> slot = documents.slot_of(id);
-    if (!slot) throw py::key_error("no document with id '" + id + "'");
-    slots.push_back(*slot);
-  }
+  for (const std::string& id : values) slots.push_back(slot_or_key_error(documents, id));
   return slots;
 }
 
@@ -539,9 +542,7 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
       .def(
           "text",
           [](const PyIndex& self, const std::string& id) {
-            std::optional<index::Slot> slot = self.documents->slot_of(id);
-            if (!slot) throw py::key_error("no document with id '" + id + "'");
-            return self.documents->text(*slot);
+            return self.documents->text(slot_or_key_error(*self.documents, id));
           },
           py::arg("id"), "The stored text of document `id`; KeyError if absent.")
       .def_property_readonly(
