@@ -27,8 +27,8 @@ trap put_back EXIT
 
 rm -rf "$VENV"
 /usr/bin/python3 -m venv --system-site-packages "$VENV"
-# The build backend, pinned; the constraints keep Debian's torch, numpy and scipy.
+# The build backend and what it pulls, pinned; the constraints keep Debian's torch, numpy and scipy.
 "$VENV/bin/pip" install -q --disable-pip-version-check -c "$ROOT/models/reference/constraints.txt" \
-  scikit-build-core==1.1.2
+  scikit-build-core==1.1.2 packaging==26.4 pathspec==1.1.1
 "$VENV/bin/pip" install -q --disable-pip-version-check --no-build-isolation \
   --config-settings=build-dir="$BUILD" "$ROOT"
