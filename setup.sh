@@ -21,7 +21,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libtorch-dev python3-torch libopenblas0-pthread libfaiss-dev libeigen3-dev pybind11-dev
   libsentencepiece-dev sentencepiece googletest libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev libomp-14-dev
-  libutf8proc-dev nlohmann-json3-dev libcli11-dev libstemmer-dev libssl-dev
+  libutf8proc-dev nlohmann-json3-dev libcli11-dev libstemmer-dev libssl-dev wordnet-dev wordnet-base
   python3 python3-dev python3-venv python3-pip python3-numpy python3-pytest python3-tqdm python3-matplotlib
   python3-nbclient python3-nbformat python3-ipykernel
 )

@@ -33,10 +33,17 @@ resolve_set_paths() {
 require_file() { [[ -e "$1" ]] || { echo "missing $2: $1" >&2; exit 2; }; }
 
 # Rows of the table under construction, one JSON object per line (see make_table.py). With set
-# names after the table name, rows of other sets from an earlier run are kept, so a table can be
-# completed one set at a time.
+# names after the table name, rows of other sets from an earlier run (the cache, else the committed
+# table) are kept, so a table can be completed one set at a time.
 start_table() {
-  ROWS="$CACHE/$1.rows.jsonl"; shift
+  ROWS="$CACHE/$1.rows.jsonl"
+  local committed="$RESULTS/$1.json"; shift
+  # A fresh checkout has no cache: the committed table is where the other sets' rows live.
+  if [[ $# -gt 0 && ! -f "$ROWS" && -f "$committed" ]]; then
+    "$PY" -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+open(sys.argv[2], "w").writelines(json.dumps(r) + "\n" for r in rows)' "$committed" "$ROWS"
+  fi
   if [[ $# -gt 0 && -f "$ROWS" ]]; then
     "$PY" -c 'import json, sys
 rerun = set(sys.argv[2:])

@@ -7,8 +7,10 @@
 # training and on queries in search).
 #
 #   benchmarks/contradiction_table.sh [--data DIR] [--sick-qrels FILE] [--arguana-qrels FILE]
-#       [--sets "sick arguana"] [--arguana-max-steps N] [--with-cl] [--baselines-only] [--model NAME]
+#       [--sets "sick arguana"] [--arguana-max-steps N] [--with-cl] [--baselines-only] [--head-only]
+#       [--model NAME]
 #
+# --head-only keeps the baselines and the head-only SparseCL row (no whole-network training);
 # --model (default use-lite-en) is the base model of every row: E zero-shot, and the network the
 # CL models and Es are trained from. Writes benchmarks/results/contradiction_table.{json,md}
 # (contradiction_table_<model>.* for another model); indexes and trained models are cached in
@@ -16,7 +18,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 DATA="$ROOT/../shared/data"
-SICK_QRELS="" ARGUANA_QRELS="" SETS="sick arguana" ARGUANA_MAX_STEPS=10 WITH_CL=0 BASELINES_ONLY=0 MODEL=use-lite-en
+SICK_QRELS="" ARGUANA_QRELS="" SETS="sick arguana" ARGUANA_MAX_STEPS=10 WITH_CL=0 BASELINES_ONLY=0 HEAD_ONLY=0
+MODEL=use-lite-en
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;
@@ -26,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --arguana-max-steps) ARGUANA_MAX_STEPS="$2"; shift 2 ;;
     --with-cl) WITH_CL=1; shift ;;
     --baselines-only) BASELINES_ONLY=1; shift ;;
+    --head-only) HEAD_ONLY=1; shift ;;
     --model) MODEL="$2"; shift 2 ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -72,15 +76,18 @@ for set in $SETS; do
   baselines=$!
   if [[ "$BASELINES_ONLY" == 1 ]]; then wait "$baselines"; continue; fi
   es="$CACHE/models/$PREFIX$set-sparsecl-hoyer"
-  train_once "train Es: SparseCL (Hoyer)" "$set" "$es" \
-    /usr/bin/time -v "$CLI" train sparsecl "${TRAIN_COMMON[@]}" "${train_data[@]}" "${steps[@]}" \
-    --sparsity hoyer --name "$set-sparsecl-hoyer" --out "$es"
-  wait "$baselines"
-  record_run "cosine + SparseCL (Hoyer), alpha tuned on dev" "$set" eval -- "${run[@]}" --model "$MODEL" \
-    --sparse-model "$es" --scorer hoyer --tune-alpha interval --index-cache "$CACHE/indexes/$set-$TAG+sparsecl-hoyer"
+  if [[ "$HEAD_ONLY" == 0 ]]; then
+    train_once "train Es: SparseCL (Hoyer)" "$set" "$es" \
+      /usr/bin/time -v "$CLI" train sparsecl "${TRAIN_COMMON[@]}" "${train_data[@]}" "${steps[@]}" \
+      --sparsity hoyer --name "$set-sparsecl-hoyer" --out "$es"
+    wait "$baselines"; baselines=""
+    record_run "cosine + SparseCL (Hoyer), alpha tuned on dev" "$set" eval -- "${run[@]}" --model "$MODEL" \
+      --sparse-model "$es" --scorer hoyer --tune-alpha interval --index-cache "$CACHE/indexes/$set-$TAG+sparsecl-hoyer"
+  fi
   es_head="$CACHE/models/$PREFIX$set-$HEAD_NAME"
   train_once "train Es: SparseCL (Hoyer), head only, lr 1e-3, 5 epochs" "$set" "$es_head" \
     /usr/bin/time -v "$CLI" train sparsecl "${HEAD_TRAIN[@]}" "${train_data[@]}" --name "$set-$HEAD_NAME" --out "$es_head"
+  [[ -z "$baselines" ]] || wait "$baselines"
   record_run "cosine + SparseCL head (Hoyer, network frozen), alpha tuned on dev" "$set" eval -- "${run[@]}" \
     --model "$MODEL" --sparse-model "$es_head" --scorer hoyer --tune-alpha interval \
     --index-cache "$CACHE/indexes/$set-$TAG+$HEAD_NAME"

@@ -6,17 +6,25 @@
 # pairs (directed entailments) against near-miss pairs (directed contradictions with word
 # overlap >= 0.5): 1.0 = every near-miss scored below every paraphrase, 0.5 = no separation.
 #
-#   benchmarks/near_miss_verifiers.sh [--data DIR] [--seeds "42 43 44"] [--epochs 15]
+# With --inverted-negatives each verifier is trained twice: on the SICK triples alone, and with the
+# structure-targeted negatives of `counterpoint invert` added (each anchor's role swap, negation
+# or antonym edit as the negative of a copy of its triple), to test whether they buy separation.
 #
-# Writes benchmarks/results/near_miss_verifiers.md; verifiers cached in benchmarks/results/tmp/models.
+#   benchmarks/near_miss_verifiers.sh [--data DIR] [--seeds "42 43 44"] [--epochs 15] [--model NAME]
+#       [--inverted-negatives]
+#
+# Writes benchmarks/results/near_miss_verifiers.md (near_miss_verifiers_<model>.md for a model other
+# than use-lite-en); verifiers cached in benchmarks/results/tmp/models.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-DATA="$ROOT/../shared/data" SEEDS="42" EPOCHS=15
+DATA="$ROOT/../shared/data" SEEDS="42" EPOCHS=15 MODEL=use-lite-en VARIANTS="plain"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data) DATA="$2"; shift 2 ;;
     --seeds) SEEDS="$2"; shift 2 ;;
     --epochs) EPOCHS="$2"; shift 2 ;;
+    --model) MODEL="$2"; shift 2 ;;
+    --inverted-negatives) VARIANTS="plain inverted"; shift ;;
     *) echo "unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -32,14 +40,18 @@ declare -A SHAPE=(
   [cnn]="--architecture cnn --map-size 32 --width 32"
   [transformer]="--architecture transformer --map-size 32 --width 64 --patch 8 --feed-forward 32"
 )
-OUT="$RESULTS/near_miss_verifiers.md"
+OUT="$RESULTS/near_miss_verifiers.md" PREFIX=""
+[[ "$MODEL" == use-lite-en ]] || OUT="$RESULTS/near_miss_verifiers_$MODEL.md" PREFIX="$MODEL-"
 verifiers=() training_rows=()
 for seed in $SEEDS; do
   for arch in cnn transformer; do
-    dir="$CACHE/models/sick-verifier-$arch-s$seed-e$EPOCHS"
+   for variant in $VARIANTS; do
+    extra=() suffix=""
+    [[ "$variant" == inverted ]] && extra=(--inverted-negatives) suffix="-inverted"
+    dir="$CACHE/models/${PREFIX}sick-verifier-$arch-s$seed-e$EPOCHS$suffix"
     # shellcheck disable=SC2206
-    cmd=("$CLI" train verifier --model use-lite-en --pairs "$TRAIN" --dev-pairs "$DEV" ${SHAPE[$arch]}
-         --epochs "$EPOCHS" --batch-size 32 --lr 1e-3 --seed "$seed" --threads "$THREADS" --out "$dir")
+    cmd=("$CLI" train verifier --model "$MODEL" --pairs "$TRAIN" --dev-pairs "$DEV" ${SHAPE[$arch]}
+         --epochs "$EPOCHS" --batch-size 32 --lr 1e-3 --seed "$seed" --threads "$THREADS" "${extra[@]}" --out "$dir")
     if [[ ! -f "$dir/verifier.json" ]]; then
       echo ">> training $arch seed $seed" >&2
       start=$(date +%s)
@@ -47,17 +59,19 @@ for seed in $SEEDS; do
       echo "$(( $(date +%s) - start ))" > "$dir.seconds"
     fi
     verifiers+=(--verifier "$dir")
-    training_rows+=("| $arch | $seed | $(cat "$dir.seconds") | \`${cmd[*]#$ROOT/}\` |")
+    triples="$(grep -o 'training on .*triples.*' "$dir.err" | head -1)"
+    training_rows+=("| $arch | $variant | $seed | $triples | $(cat "$dir.seconds") | \`${cmd[*]#$ROOT/}\` |")
+   done
   done
 done
 
-eval_cmd=("$CLI" near-miss --model use-lite-en --pairs "$DEV" --threads "$THREADS" "${verifiers[@]}")
+eval_cmd=("$CLI" near-miss --model "$MODEL" --pairs "$DEV" --threads "$THREADS" "${verifiers[@]}")
 echo ">> scoring SICK dev pairs" >&2
 table="$("${eval_cmd[@]}")"
 {
   echo "# Near-miss rejection on SICK dev (token-map scores F0-F4)"
   echo
-  echo "Encoder: use-lite-en (frozen). Higher AUC = near-misses scored further below paraphrases."
+  echo "Encoder: $MODEL (frozen). Higher AUC = near-misses scored further below paraphrases."
   echo "Learned verifiers: the epoch with the best dev AUC is kept (the AUC below is that epoch's)."
   echo
   echo '```'
@@ -66,8 +80,8 @@ table="$("${eval_cmd[@]}")"
   echo
   echo "Command: \`${eval_cmd[*]#$ROOT/}\`"
   echo
-  echo "| verifier | seed | training seconds (wall) | command |"
-  echo "|---|---|---|---|"
+  echo "| verifier | negatives | seed | training data | training seconds (wall) | command |"
+  echo "|---|---|---|---|---|---|"
   printf '%s\n' "${training_rows[@]}"
 } > "$OUT"
 cat "$OUT"

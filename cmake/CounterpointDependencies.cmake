@@ -20,4 +20,11 @@ add_library(stemmer UNKNOWN IMPORTED)
 set_target_properties(stemmer PROPERTIES IMPORTED_LOCATION ${STEMMER_LIBRARY}
   INTERFACE_INCLUDE_DIRECTORIES ${STEMMER_INCLUDE_DIR})
 
+# WordNet (Debian: wordnet-dev; the database itself is wordnet-base): antonyms for text/inversion.
+find_library(WORDNET_LIBRARY NAMES wordnet-3.0 wordnet REQUIRED)
+find_path(WORDNET_INCLUDE_DIR wn.h REQUIRED)
+add_library(wordnet UNKNOWN IMPORTED)
+set_target_properties(wordnet PROPERTIES IMPORTED_LOCATION ${WORDNET_LIBRARY}
+  INTERFACE_INCLUDE_DIRECTORIES ${WORDNET_INCLUDE_DIR})
+
 find_library(SENTENCEPIECE_LIBRARY NAMES sentencepiece REQUIRED)

@@ -77,6 +77,13 @@ sick_near_miss_pairs = _core.sick_near_miss_pairs
 train_sparsecl = _core.train_sparsecl
 train_contrastive = _core.train_contrastive
 train_verifier = _core.train_verifier
+Inverter = _core.Inverter
+Inversion = _core.Inversion
+edit_kinds = _core.edit_kinds
+stance_edit_kinds = _core.stance_edit_kinds
+near_miss_edit_kinds = _core.near_miss_edit_kinds
+add_inverted_negatives = _core.add_inverted_negatives
+wordnet_antonyms = _core.wordnet_antonyms
 
 load_beir = _core.load_beir
 load_qrels = _core.load_qrels
@@ -105,4 +112,6 @@ __all__ = [
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
     "train_verifier", "clean_corpus", "final_scores", "choose_alpha",
+    "Inverter", "Inversion", "edit_kinds", "stance_edit_kinds", "near_miss_edit_kinds", "wordnet_antonyms",
+    "add_inverted_negatives",
 ]

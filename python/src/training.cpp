@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/scoring/map_verifier.h"
+#include "counterpoint/text/inversion.h"
 #include "counterpoint/training/near_miss.h"
 #include "counterpoint/training/trainer.h"
 #include "counterpoint/training/triples.h"
@@ -125,6 +126,16 @@ Raises:
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> edit_names(const std::vector<text::EditKind>& kinds) {
+  std::vector<std::string> names;
+  for (auto kind : kinds) names.push_back(text::to_string(kind));
+  return names;
+}
+
+}  // namespace
+
 void register_training(py::module_& m) {
   py::class_<Triple>(m, "Triple", "A training example: anchor, positive, hard negatives and a batching group.")
       .def(py::init([](std::string anchor, std::string positive, std::vector<std::string> negatives, std::string group) {
@@ -151,6 +162,62 @@ void register_training(py::module_& m) {
       .def_readwrite("candidate", &LabeledPair::candidate)
       .def_readwrite("near_miss", &LabeledPair::near_miss)
       .def(py::self == py::self);
+
+  py::class_<text::Inversion>(m, "Inversion", "One polarity-reversing edit of a text (Inverter.invert).")
+      .def_readonly("text", &text::Inversion::text, "The edited text")
+      .def_property_readonly("edit", [](const text::Inversion& i) { return text::to_string(i.kind); },
+                             "The edit kind, e.g. 'verb-antonym'")
+      .def_readonly("before", &text::Inversion::before, "The words replaced or removed ('' for an insertion)")
+      .def_readonly("after", &text::Inversion::after, "The words put there ('' for a removal)")
+      .def(py::self == py::self)
+      .def("__repr__", [](const text::Inversion& i) {
+        return "Inversion(edit='" + text::to_string(i.kind) + "', text=" +
+               py::repr(py::str(i.text)).cast<std::string>() + ")";
+      });
+  py::class_<text::Inverter>(m, "Inverter",
+                             "Minimal edits that reverse what a text asserts (negation, WordNet antonyms, "
+                             "connectives, role swap); deterministic.")
+      .def(py::init([](py::object edits) {
+             text::InverterOptions options;
+             if (!edits.is_none()) {
+               options.edits.clear();
+               for (const auto& name : text_list(edits, "edits")) options.edits.push_back(text::parse_edit_kind(name));
+             }
+             return text::Inverter(std::move(options));
+           }),
+           py::arg("edits") = py::none(),
+           "edits: kind names tried in order (default: the stance order, see stance_edit_kinds()).")
+      .def_property_readonly("edits", [](const text::Inverter& inverter) { return edit_names(inverter.options().edits); })
+      .def(
+          "invert",
+          [](const text::Inverter& inverter, py::handle text) {
+            if (!py::isinstance<py::str>(text)) {
+              throw py::type_error("text must be a str, got " + std::string(py::str(py::type::of(text).attr("__name__"))));
+            }
+            return inverter.invert(text_of(text, "text"));
+          },
+          py::arg("text"), "The first edit that applies, or None.")
+      .def(
+          "invert_batch",
+          [](const text::Inverter& inverter, py::handle texts) {
+            const auto list = text_list(texts, "texts");
+            py::gil_scoped_release release;
+            return inverter.invert(list);
+          },
+          py::arg("texts"), "invert() of each text, in order.");
+  m.def("edit_kinds", [] { return edit_names(text::all_edit_kinds()); }, "Every edit kind name, in declaration order.");
+  m.def("stance_edit_kinds", [] { return edit_names(text::stance_edit_kinds()); }, "The default edit order, which inverts a claim's stance.");
+  m.def("near_miss_edit_kinds", [] { return edit_names(text::near_miss_edit_kinds()); }, "The edit order for near-miss negatives (verifier training).");
+  m.def(
+      "add_inverted_negatives",
+      [](std::vector<Triple> triples, const text::Inverter& inverter) {
+        training::add_inverted_negatives(triples, inverter);
+        return triples;
+      },
+      py::arg("triples"), py::arg("inverter"),
+      "A new list: each triple, followed by a copy whose one negative is its anchor inverted (when an edit applies).");
+  m.def("wordnet_antonyms", &text::wordnet_antonyms, py::arg("lemma"), py::arg("part_of_speech"),
+        "WordNet direct antonyms of a lemma ('adjective' or 'verb'), most frequent sense first.");
 
   m.def("load_triples", py::overload_cast<const std::string&>(&training::load_tsv_triples), py::arg("path"),
         "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");

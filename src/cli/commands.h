@@ -12,6 +12,7 @@
 #include "counterpoint/data/run.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/retrieval/retriever.h"
+#include "counterpoint/text/inversion.h"
 
 namespace counterpoint::cli {
 
@@ -26,6 +27,10 @@ void add_train_verifier_command(CLI::App& train);
 void add_near_miss_command(CLI::App& app);
 void add_stance_command(CLI::App& app);
 void add_clean_command(CLI::App& app);
+void add_invert_command(CLI::App& app);
+// "kind,kind,..." (names of text::EditKind) -> the kinds in that order; InvalidArgument for an
+// unknown name or an empty list.
+std::vector<text::EditKind> parse_edit_list(const std::string& list);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();

@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   cli::add_near_miss_command(app);
   cli::add_stance_command(app);
   cli::add_clean_command(app);
+  cli::add_invert_command(app);
   cli::refuse_negative_counts(app);
   try {
     app.parse(argc, argv);

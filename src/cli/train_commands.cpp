@@ -65,7 +65,7 @@ void add_train_commands(CLI::App& app) {
     cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv");
     cmd->add_option("--triples", a->triples, "anchor<TAB>positive<TAB>negative[<TAB>group] files");
     cmd->add_option("--negatives", a->negatives, "Hard negatives per ArguAna anchor (same debate and side)");
-    cmd->add_option("--curriculum", a->curriculum, "Stance curriculum: homogeneous or mixed");
+    cmd->add_option("--curriculum", a->curriculum, "Stance curriculum: homogeneous, mixed or inverted (mixed plus inverted positives as negatives)");
     cmd->add_option("--stance-count", a->stance_count, "Stance triples to draw");
     cmd->add_option("--dev-triples", a->dev_triples, "Held-out triple files: tune alpha and record dev nDCG@10");
     cmd->add_option("--dense-model", a->dense_model, "E used with the trained Es when tuning alpha");

@@ -40,7 +40,8 @@ void print_near_miss_row(const std::string& scorer, const training::NearMissRepo
 
 void add_train_verifier_command(CLI::App& train) {
   struct Args {
-    std::string model = kDefaultDenseModel, pairs, dev_pairs, out, architecture = "cnn";
+    std::string model = kDefaultDenseModel, pairs, dev_pairs, out, architecture = "cnn", inverted_edits;
+    bool inverted_negatives = false;
     // Defaults from the C++ config, as Python's train_verifier reads them.
     double min_overlap = 0.5, lr = training::VerifierTrainConfig{}.learning_rate,
            temperature = training::VerifierTrainConfig{}.temperature,
@@ -62,6 +63,13 @@ void add_train_verifier_command(CLI::App& train) {
   cmd->add_option("--pairs", a->pairs, "SICK pairs_<split>.tsv to build training triples from")->required();
   cmd->add_option("--dev-pairs", a->dev_pairs, "SICK pairs file for the per-epoch near-miss AUC (best epoch kept)");
   cmd->add_option("--min-overlap", a->min_overlap, "Word overlap a contradiction needs to count as a near-miss");
+  cmd->add_flag("--inverted-negatives", a->inverted_negatives,
+                "Also train on structure-targeted negatives: each anchor's minimal edit (role swap, negation, "
+                "antonym; see `counterpoint invert`) as the negative of a copy of its triple");
+  cmd->add_option("--inverted-edits", a->inverted_edits,
+                  "Edit kinds for --inverted-negatives, in order (default role-swap,negation-removed,"
+                  "adjective-antonym,verb-antonym,negation-added)")
+      ->needs("--inverted-negatives");
   cmd->add_option("--architecture", a->architecture, "cnn (F3) or transformer (F4)");
   cmd->add_option("--map-size", a->map_size, "Maps are padded or cropped to this size (reference 128)");
   cmd->add_option("--width", a->width, "F3: first conv channels (reference 128); F4: patch embedding size");
@@ -103,8 +111,16 @@ void add_train_verifier_command(CLI::App& train) {
     config.resume = !a->checkpoint.fresh;
     config.data_description = "sick-near-miss:" + a->pairs;
     if (!a->dev_pairs.empty()) config.dev_pairs = training::sick_near_miss_pairs(a->dev_pairs, a->min_overlap);
-    const auto triples = training::sick_near_miss_triples(a->pairs, a->min_overlap);
-    std::cerr << "training on " << triples.size() << " near-miss triples\n";
+    auto triples = training::sick_near_miss_triples(a->pairs, a->min_overlap);
+    std::cerr << "training on " << triples.size() << " near-miss triples";
+    if (a->inverted_negatives) {
+      text::InverterOptions edits;
+      edits.edits = a->inverted_edits.empty() ? text::near_miss_edit_kinds() : parse_edit_list(a->inverted_edits);
+      const auto added = training::add_inverted_negatives(triples, text::Inverter(edits));
+      std::cerr << " and " << added << " with an inverted anchor as the negative";
+      config.data_description += " +inverted-negatives";
+    }
+    std::cerr << "\n";
     auto encoder = load_encoder(a->model, a->threads);
     const auto report = training::train_verifier(*encoder, triples, config, [](const training::TrainProgress& p) {
       std::cerr << "\r" << training::format_progress(p) << std::flush;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "counterpoint/data/beir.h"
 #include "counterpoint/data/metadata.h"
 #include "counterpoint/data/tsv.h"
+#include "counterpoint/text/inversion.h"
 #include "sick_relations.h"
 
 namespace counterpoint::training {
@@ -181,7 +183,8 @@ std::string stance_query(const StanceTemplate& instruction, const std::string& s
 StanceCurriculum parse_stance_curriculum(const std::string& name) {
   if (name == "homogeneous") return StanceCurriculum::kHomogeneous;
   if (name == "mixed") return StanceCurriculum::kMixed;
-  throw InvalidArgument("unknown stance curriculum '" + name + "' (expected homogeneous or mixed)");
+  if (name == "inverted") return StanceCurriculum::kInverted;
+  throw InvalidArgument("unknown stance curriculum '" + name + "' (expected homogeneous, mixed or inverted)");
 }
 
 std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
@@ -254,6 +257,10 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
     throw InvalidArgument(qrels_path + ": no other topic has '" + stance + "' claims for negatives");
   };
 
+  // Built before the draws, so that a missing WordNet fails before any work.
+  std::optional<text::Inverter> inverter;
+  if (options.curriculum == StanceCurriculum::kInverted) inverter.emplace();
+  std::map<std::string, std::optional<std::string>> inversions;  // positive text -> its inversion
   std::mt19937_64 rng(options.seed);
   std::vector<Triple> triples;
   triples.reserve(options.count);
@@ -271,7 +278,17 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
     else negative = other_topic_claim(q.topic_id, opposite(q.stance), rng);
     t.negatives.push_back(text_of(texts, negative, metadata_path));
     t.group = q.topic_id;
-    triples.push_back(std::move(t));
+    triples.push_back(t);
+    if (inverter) {
+      auto [it, fresh] = inversions.try_emplace(t.positive);
+      if (fresh) {
+        if (auto inversion = inverter->invert(t.positive)) it->second = std::move(inversion->text);
+      }
+      if (it->second) {
+        t.negatives.assign(1, *it->second);
+        triples.push_back(std::move(t));
+      }
+    }
   }
   return triples;
 }

@@ -225,3 +225,36 @@ def test_arguana_triples_keep_negatives_in_the_anchors_debate():
     with pytest.raises(ValueError, match="negatives"):
         cp.arguana_triples(str(arguana), str(arguana / "qrels" / "dev.tsv"), str(arguana / "metadata.jsonl"),
                            negatives=0)
+
+
+def test_inverter_reverses_a_claim_with_one_edit_and_says_which():
+    inverter = cp.Inverter()
+    assert inverter.edits == cp.stance_edit_kinds()
+    inversion = inverter.invert("Affirmative action is good for society.")
+    assert (inversion.text, inversion.edit, inversion.before, inversion.after) == (
+        "Affirmative action is bad for society.", "adjective-antonym", "good", "bad")
+    assert inverter.invert("Video games develop intelligence") is None
+    batch = inverter.invert_batch(["It is not fair", "Taxes should be cut"])
+    assert [i.text for i in batch] == ["It is fair", "Taxes should not be cut"]
+    roles = cp.Inverter(edits=["role-swap"])
+    assert roles.invert("A man is cutting a tomato.").text == "A tomato is cutting a man."
+    assert set(cp.edit_kinds()) >= set(cp.stance_edit_kinds()) | {"role-swap"}
+    assert "decrease" in cp.wordnet_antonyms("increase", "verb")
+    # Structure-targeted negatives for verifier training: a copy per editable anchor.
+    triples = [cp.Triple("A man is cutting a tomato.", "A person is slicing a tomato.", ["x"], group="g"),
+               cp.Triple("!!!", "?", ["y"], group="h")]
+    more = cp.add_inverted_negatives(triples, cp.Inverter(edits=cp.near_miss_edit_kinds()))
+    assert [(t.anchor, t.negatives) for t in more] == [
+        ("A man is cutting a tomato.", ["x"]), ("A man is cutting a tomato.", ["A tomato is cutting a man."]),
+        ("!!!", ["y"])]
+
+
+def test_inverter_rejects_unknown_edits_and_non_text():
+    with pytest.raises(ValueError, match="unknown edit kind"):
+        cp.Inverter(edits=["antonym"])
+    with pytest.raises(ValueError, match="edits is empty"):
+        cp.Inverter(edits=[])
+    with pytest.raises(TypeError):
+        cp.Inverter().invert(42)
+    with pytest.raises(TypeError):
+        cp.Inverter().invert_batch("one string, not a list")

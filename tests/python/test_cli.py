@@ -37,7 +37,8 @@ def need_default_model():
 
 def test_help_lists_every_command():
     out = run("--help").stdout
-    for command in ["demo", "models", "index", "search", "run", "eval", "train", "near-miss", "stance", "clean"]:
+    for command in ["demo", "models", "index", "search", "run", "eval", "train", "near-miss", "stance", "clean",
+                    "invert"]:
         assert command in out
     assert "verifier" in run("train", "--help").stdout
 
@@ -317,3 +318,31 @@ def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_ov
     assert again.returncode != 0 and "not an empty directory" in again.stderr
     assert (out / "corpus.jsonl").read_bytes() == before
     assert "threshold" in run("clean", "--help").stdout
+
+
+def test_invert_writes_one_json_line_per_text_with_the_edit_it_made(tmp_path):
+    out = run("invert", "Violent video games increase aggression.", "Video games develop intelligence")
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert rows == [
+        {"id": "t1", "text": "Violent video games increase aggression.",
+         "inverted": "Violent video games decrease aggression.", "edit": "verb-antonym",
+         "before": "increase", "after": "decrease"},
+        {"id": "t2", "text": "Video games develop intelligence", "inverted": None, "edit": None,
+         "before": None, "after": None},
+    ]
+    assert "inverted 1 of 2 texts; verb-antonym 1" in out.stderr
+    # A corpus keeps its ids; --edits chooses and orders the kinds; --out writes a file.
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"_id": "s1", "text": "A man is cutting a tomato."}) + "\n")
+    run("invert", "--corpus", corpus, "--edits", "role-swap,negation-added", "--out", tmp_path / "inv.jsonl")
+    row = json.loads((tmp_path / "inv.jsonl").read_text())
+    assert (row["id"], row["inverted"], row["edit"]) == ("s1", "A tomato is cutting a man.", "role-swap")
+
+
+def test_invert_refuses_unknown_edits_no_input_and_a_missing_wordnet(tmp_path):
+    bad = run("invert", "x is y", "--edits", "antonym", check=False)
+    assert bad.returncode == 1 and "unknown edit kind 'antonym'" in bad.stderr
+    assert run("invert", check=False).returncode != 0
+    missing = subprocess.run([str(CLI), "invert", "It is good"], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "WNSEARCHDIR": str(tmp_path / "none")})
+    assert missing.returncode == 2 and "WordNet database not found in" in missing.stderr

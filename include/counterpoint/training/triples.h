@@ -61,8 +61,13 @@ std::string stance_query(const StanceTemplate& instruction, const std::string& s
 enum class StanceCurriculum {
   kHomogeneous,  // every negative is hard: same topic, opposite stance
   kMixed,        // equal thirds hard / semi-hard (same stance, other topic) / easy (neither)
+  // The mixed triples, each followed by a copy whose negative is its positive inverted by
+  // text::Inverter (stance edit order): same words and topic, the other stance. Positives no
+  // edit applies to get no copy, so the set holds count + (invertible triples) triples.
+  kInverted,
 };
-StanceCurriculum parse_stance_curriculum(const std::string& name);  // "homogeneous", "mixed"
+// "homogeneous", "mixed", "inverted"
+StanceCurriculum parse_stance_curriculum(const std::string& name);
 
 struct StanceTripleOptions {
   StanceCurriculum curriculum = StanceCurriculum::kMixed;

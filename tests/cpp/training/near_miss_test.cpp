@@ -97,5 +97,23 @@ TEST(NearMiss, RealSickSplitsYieldHundredsOfTrainingTriples) {
   EXPECT_GT(dev.size() - near_misses, 200u);
 }
 
+TEST(NearMiss, InvertedNegativesFollowEachEditableTripleAndKeepItsGroup) {
+  std::vector<Triple> triples = {{"A man is cutting a tomato.", "A person is slicing a tomato.", {"x"}, "g1"},
+                                 {"!!!", "?", {"y"}, "g2"},
+                                 {"A man is cutting a tomato.", "A man slices a tomato.", {"z"}, "g1"}};
+  const text::Inverter inverter(text::InverterOptions{text::near_miss_edit_kinds()});
+  EXPECT_EQ(add_inverted_negatives(triples, inverter), 2u);
+  ASSERT_EQ(triples.size(), 5u);
+  EXPECT_EQ(triples[0].negatives, std::vector<std::string>{"x"});
+  EXPECT_EQ(triples[1].anchor, "A man is cutting a tomato.");
+  EXPECT_EQ(triples[1].positive, "A person is slicing a tomato.");
+  EXPECT_EQ(triples[1].negatives, std::vector<std::string>{"A tomato is cutting a man."});
+  EXPECT_EQ(triples[1].group, "g1");
+  EXPECT_EQ(triples[2].anchor, "!!!");  // nothing to edit: no copy
+  EXPECT_EQ(triples[4].negatives, std::vector<std::string>{"A tomato is cutting a man."});
+  std::vector<Triple> two_negatives = {{"It is good", "It is fine", {"a", "b"}, ""}};
+  EXPECT_THROW(add_inverted_negatives(two_negatives, inverter), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace counterpoint::training

@@ -1,5 +1,7 @@
 #include "counterpoint/training/triples.h"
+#include "counterpoint/text/inversion.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -240,6 +242,33 @@ TEST(ClaimStanceTriples, CurriculaDrawTheRequestedNegativeKinds) {
   }
   EXPECT_TRUE(same(mixed, claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
                                                StanceTripleOptions{StanceCurriculum::kMixed, 300})));
+}
+
+TEST(ClaimStanceTriples, InvertedCurriculumIsTheMixedOneWithEachInvertiblePositiveAsAnExtraNegative) {
+  REQUIRE_DATA("ibm-claim-stance");
+  const std::string dir = kData + "/ibm-claim-stance";
+  const auto mixed = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
+                                          StanceTripleOptions{StanceCurriculum::kMixed, 300});
+  const auto inverted = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
+                                             StanceTripleOptions{StanceCurriculum::kInverted, 300});
+  const text::Inverter inverter;
+  std::size_t next = 0, copies = 0;
+  for (const Triple& t : mixed) {
+    ASSERT_LT(next, inverted.size());
+    EXPECT_TRUE(same({t}, {inverted[next++]})) << "the mixed triples come first, in order";
+    const auto inversion = inverter.invert(t.positive);
+    if (!inversion) continue;
+    ASSERT_LT(next, inverted.size());
+    const Triple& copy = inverted[next++];
+    EXPECT_EQ(copy.anchor, t.anchor);
+    EXPECT_EQ(copy.positive, t.positive);
+    EXPECT_EQ(copy.group, t.group);
+    EXPECT_THAT(copy.negatives, ::testing::ElementsAre(inversion->text));
+    ++copies;
+  }
+  EXPECT_EQ(next, inverted.size());
+  EXPECT_GT(copies, 240u) << "most claims take one of the stance edits";
+  EXPECT_EQ(parse_stance_curriculum("inverted"), StanceCurriculum::kInverted);
 }
 
 }  // namespace
