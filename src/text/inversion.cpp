@@ -288,7 +288,8 @@ std::optional<Edit> remove_negation(std::string_view text, const std::vector<Tok
 std::optional<Edit> add_negation(std::string_view text, const std::vector<Token>& tokens) {
   for (std::size_t i = 0; i + 1 < tokens.size(); ++i) {  // an auxiliary with a word after it
     const Token& t = tokens[i];
-    if (!kAuxiliaries.count(t.lower)) continue;
+    // "do", "does" and "did" in a claim without "not" are mostly main verbs ("did more to ...").
+    if (!kAuxiliaries.count(t.lower) || t.lower == "do" || t.lower == "does" || t.lower == "did") continue;
     // Punctuation right after the auxiliary ("is," / "can?") means it does not govern a verb here.
     if (t.end < text.size() && !std::isspace(static_cast<unsigned char>(text[t.end]))) continue;
     if (t.lower == "can") {

@@ -79,6 +79,8 @@ TEST(Inverter, AddsNotAfterTheFirstAuxiliaryOrModal) {
   EXPECT_EQ(invert_with({EditKind::kNegationAdded}, "Homeschooling is beneficial").text, "Homeschooling is not beneficial");
   EXPECT_EQ(invert_with({EditKind::kNegationAdded}, "Men can vote").text, "Men cannot vote");
   EXPECT_FALSE(Inverter(InverterOptions{{EditKind::kNegationAdded}}).invert("Video games develop intelligence"));
+  // "did" without "not" is mostly a main verb: no "did not more".
+  EXPECT_FALSE(Inverter(InverterOptions{{EditKind::kNegationAdded}}).invert("The army did more to protect civilians"));
 }
 
 TEST(Inverter, SwapsAContrastiveConnective) {
