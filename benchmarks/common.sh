@@ -30,6 +30,10 @@ resolve_set_paths() {
   esac
 }
 
+# The name (under $CACHE/models, after "<model>-<set>-") of the SparseCL head that
+# contradiction_table.sh trains and transfer_table.sh reuses.
+SPARSECL_HEAD_NAME="sparsecl-hoyer-head-only--lr-1e-3--5-epochs"
+
 require_file() { [[ -e "$1" ]] || { echo "missing $2: $1" >&2; exit 2; }; }
 
 # Rows of the table under construction, one JSON object per line (see make_table.py). With set

@@ -43,7 +43,7 @@ ARGUANA_QRELS="${ARGUANA_QRELS:-$DATA/arguana/qrels/dev.tsv}"
 TRAIN_COMMON=(--base "$MODEL" --batch-size 32 --lr 1e-4 --temperature 0.02 --seed 42 --threads "$THREADS")
 # SparseCL on a head alone (a linear map on the pooled embedding, the network frozen): every text
 # is encoded once, so it trains in seconds; the same model as in sparsecl_variants.sh.
-HEAD_NAME="sparsecl-hoyer-head-only--lr-1e-3--5-epochs"
+HEAD_NAME="$SPARSECL_HEAD_NAME"
 HEAD_TRAIN=(--base "$MODEL" --batch-size 32 --lr 1e-3 --temperature 0.02 --seed 42 --epochs 5 --threads "$THREADS"
             --sparsity hoyer --head-only)
 

@@ -108,7 +108,8 @@ std::vector<std::string> lemmas_locked(const std::string& word, int pos) {
 
 // ---- words ------------------------------------------------------------------------------------
 
-// A whitespace-separated token: leading punctuation, the word, trailing punctuation.
+// A word: a whitespace-separated run less its leading and trailing punctuation. A run with other
+// punctuation inside ("side-effects", "P.E.") is not a word here, so no edit ever touches it.
 struct Token {
   std::size_t begin = 0, end = 0;            // the word's bytes in the text
   std::string lower;                         // the word, lower-cased (ASCII)
@@ -149,13 +150,21 @@ std::string splice(std::string_view text, std::size_t begin, std::size_t end, co
   return std::string(text.substr(0, begin)) + with + std::string(text.substr(end));
 }
 
-// Removes the word [begin, end) and the whitespace after it (before it at the end of the text).
+// Removes the word [begin, end) with the whitespace after it, or before it when punctuation or the
+// end of the text follows ("is not." -> "is."). A capital the word had passes to what follows it.
 std::string remove_word(std::string_view text, std::size_t begin, std::size_t end) {
-  std::size_t e = end;
-  while (e < text.size() && std::isspace(static_cast<unsigned char>(text[e]))) ++e;
-  std::size_t b = begin;
-  if (e == text.size()) while (b > 0 && std::isspace(static_cast<unsigned char>(text[b - 1]))) --b;
-  return std::string(text.substr(0, b)) + std::string(text.substr(e));
+  const auto space = [&](std::size_t i) { return std::isspace(static_cast<unsigned char>(text[i])) != 0; };
+  std::size_t b = begin, e = end;
+  if (e < text.size() && space(e)) {
+    while (e < text.size() && space(e)) ++e;
+  } else {
+    while (b > 0 && space(b - 1)) --b;
+  }
+  std::string rest(text.substr(e));
+  if (begin < text.size() && std::isupper(static_cast<unsigned char>(text[begin])) && !rest.empty() && b == begin) {
+    rest[0] = char(std::toupper(static_cast<unsigned char>(rest[0])));
+  }
+  return std::string(text.substr(0, b)) + rest;
 }
 
 const std::set<std::string> kAuxiliaries = {"is", "are", "was", "were", "can", "could", "should", "would",

@@ -30,6 +30,8 @@ TEST(Inverter, RemovesANegationWordOrUncontractsANegatedAuxiliary) {
             (Inversion{"Nuclear energy is safe", EditKind::kNegationRemoved, "isn't", "is"}));
   EXPECT_EQ(invert_with({EditKind::kNegationRemoved}, "Cannot be trusted").text, "Can be trusted");
   EXPECT_EQ(invert_with({EditKind::kNegationRemoved}, "it should never be allowed").text, "it should be allowed");
+  EXPECT_EQ(invert_with({EditKind::kNegationRemoved}, "Nuclear energy is not.").text, "Nuclear energy is.");
+  EXPECT_EQ(invert_with({EditKind::kNegationRemoved}, "Not all taxes are fair").text, "All taxes are fair");
 }
 
 TEST(Inverter, SwapsARelationalVerbAndKeepsItsInflection) {
