@@ -271,7 +271,7 @@ std::optional<std::string> inflect_like_locked(const std::string& word, const st
   if (word.size() > 3 && word.compare(word.size() - 3, 3, "ing") == 0) form = gerund(antonym);
   else if (word.back() == 's') form = third_person(antonym);
   else if (irregular_verbs().count(antonym)) return std::nullopt;  // "found" -> "lost", not "losed"
-  else form = past(antonym);  // "-ed" and irregular pasts alike
+  else form = past(antonym);  // the word is a past ("supported", or irregular: "forbade" -> "allowed")
   const auto confirmed = lemmas_locked(form, VERB);
   if (std::find(confirmed.begin(), confirmed.end(), antonym) == confirmed.end()) return std::nullopt;
   return form;
