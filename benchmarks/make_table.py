@@ -37,7 +37,9 @@ def parse_log(text: str) -> dict:
     if m:
         found["alpha"] = float(m.group(1))
         found["tuned_ndcg@10"] = float(m.group(2))
-    m = re.search(r"^queries (\d+)\s+scorer (\S+)\s+alpha ([0-9.eE+-]+)", text, re.M)
+    # `counterpoint run` states the scorer and, for a sparsity scorer, the alpha it used:
+    # "queries 160  hits per query 101  scorer sparsity (hoyer), alpha 1.035 (given)".
+    m = re.search(r"^queries (\d+)\s.*?scorer (\S+)[^\n]*?,? alpha ([0-9.eE+-]+)", text, re.M)
     if m:
         found["queries"] = int(m.group(1))
         if m.group(2) not in ("cosine", "mean", "maxsim", "alignment", "verifier"):

@@ -30,3 +30,11 @@ def test_a_cosine_row_gets_no_alpha_and_a_sparsity_row_without_one_is_refused():
         rerun_row.replay_command({k: v for k, v in TUNED.items() if k != "alpha"}, "q", "o")
     with pytest.raises(SystemExit, match="was not made by `counterpoint run`"):
         rerun_row.replay_command({**cosine, "command": "python3 benchmarks/other.py"}, "q", "o")
+
+
+def test_a_fixed_alpha_run_records_its_alpha_so_it_can_be_replayed():
+    import make_table  # noqa: E402 (benchmarks/ is on the path above)
+    log = ("queries 160  hits per query 101  scorer sparsity (hoyer), alpha 1.035 (given)\n"
+           "ndcg@10\t0.5036\nrecall@100\t0.9750\n")
+    assert make_table.parse_log(log) == {"ndcg@10": 0.5036, "recall@100": 0.975, "queries": 160, "alpha": 1.035}
+    assert "alpha" not in make_table.parse_log("queries 160  hits per query 101  scorer cosine\nndcg@10\t0.4990\n")
