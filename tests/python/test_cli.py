@@ -71,6 +71,19 @@ def test_train_verifier_then_score_near_misses(tmp_path):
         assert 0.0 <= float(auc) <= 1.0
 
 
+def test_train_verifier_with_inverted_negatives_adds_one_triple_per_editable_anchor(tmp_path):
+    pairs = tmp_path / "pairs.tsv"
+    write_pairs(pairs)
+    args = ["train", "verifier", "--model", TINY_MODEL, "--pairs", pairs, "--map-size", 8, "--width", 4,
+            "--epochs", 1, "--batch-size", 4, "--threads", 1]
+    trained = run(*args, "--inverted-negatives", "--inverted-edits", "negation-added", "--out", tmp_path / "v")
+    # 8 near-miss triples; each anchor "the X is Y" takes "not" after "is".
+    assert "training on 8 near-miss triples and 8 with an inverted anchor as the negative" in trained.stderr
+    assert "trained 4 steps" in trained.stdout
+    refused = run(*args, "--inverted-edits", "negation-added", "--out", tmp_path / "w", check=False)
+    assert refused.returncode != 0 and "--inverted-negatives" in refused.stderr
+
+
 def test_train_sparsecl_head_only_writes_a_model_with_a_head(tmp_path):
     triples = tmp_path / "triples.tsv"
     triples.write_text("".join(f"the {s} is {a}\tthe {s} is not {a}\tsome {s} is {a}\t{s}{a}\n"
