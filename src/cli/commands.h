@@ -31,6 +31,8 @@ void add_invert_command(CLI::App& app);
 // "kind,kind,..." (names of text::EditKind) -> the kinds in that order; InvalidArgument for an
 // unknown name or an empty list.
 std::vector<text::EditKind> parse_edit_list(const std::string& list);
+// The inverse, for help texts: "negation-removed,verb-antonym,...".
+std::string edit_list_string(const std::vector<text::EditKind>& kinds);
 
 // Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
 std::string default_models_dir();

@@ -33,6 +33,12 @@ std::vector<text::EditKind> parse_edit_list(const std::string& list) {
   return kinds;
 }
 
+std::string edit_list_string(const std::vector<text::EditKind>& kinds) {
+  std::string list;
+  for (auto kind : kinds) list += (list.empty() ? "" : ",") + text::to_string(kind);
+  return list;
+}
+
 void add_invert_command(CLI::App& app) {
   auto a = std::make_shared<InvertArgs>();
   auto* cmd = app.add_subcommand(
@@ -43,9 +49,8 @@ void add_invert_command(CLI::App& app) {
       cmd->add_option("--queries", a->queries, "A queries.jsonl, or a text file with one text per line");
   corpus->excludes(queries);
   cmd->add_option("--edits", a->edits,
-                  "Edit kinds to try, in order, comma-separated (default: the stance order "
-                  "negation-removed,verb-antonym,adjective-antonym,negation-added,connective-swap; "
-                  "role-swap must be asked for)");
+                  "Edit kinds to try, in order, comma-separated (default: the stance order " +
+                      edit_list_string(text::stance_edit_kinds()) + "; role-swap must be asked for)");
   cmd->add_option("--out", a->out, "Write the JSON lines here (atomically) instead of stdout");
   cmd->callback([a] {
     std::vector<std::pair<std::string, std::string>> inputs;  // (id, text)

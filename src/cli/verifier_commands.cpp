@@ -67,8 +67,8 @@ void add_train_verifier_command(CLI::App& train) {
                 "Also train on structure-targeted negatives: each anchor's minimal edit (role swap, negation, "
                 "antonym; see `counterpoint invert`) as the negative of a copy of its triple");
   cmd->add_option("--inverted-edits", a->inverted_edits,
-                  "Edit kinds for --inverted-negatives, in order (default role-swap,negation-removed,"
-                  "adjective-antonym,verb-antonym,negation-added)")
+                  "Edit kinds for --inverted-negatives, in order (default " +
+                      edit_list_string(text::near_miss_edit_kinds()) + ")")
       ->needs("--inverted-negatives");
   cmd->add_option("--architecture", a->architecture, "cnn (F3) or transformer (F4)");
   cmd->add_option("--map-size", a->map_size, "Maps are padded or cropped to this size (reference 128)");

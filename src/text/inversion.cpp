@@ -316,13 +316,16 @@ std::optional<Edit> swap_verb(std::string_view text, const std::vector<Token>& t
   for (const Token& t : tokens) {
     // WordNet refuses search terms longer than its buffers (and says so on stderr).
     if (t.lower.size() > 40 || t.lower.find('\'') != std::string::npos || kAuxiliaries.count(t.lower)) continue;
-    for (const std::string& lemma : lemmas_locked(t.lower, VERB)) {
+    const auto verb_lemmas = lemmas_locked(t.lower, VERB);
+    if (verb_lemmas.empty()) continue;
+    // Beyond the table, only words that cannot be read as a noun or an adjective: WordNet's
+    // verb antonyms of "right", "credit" or "box" turn "rights" into "wrongs".
+    const bool only_a_verb = lemmas_locked(t.lower, NOUN).empty() && lemmas_locked(t.lower, ADJ).empty();
+    for (const std::string& lemma : verb_lemmas) {
       if (kUnswappableVerbs.count(lemma)) break;
       std::vector<std::string> candidates;
       if (auto it = kRelationalVerbs.find(lemma); it != kRelationalVerbs.end()) candidates.push_back(it->second);
-      // Beyond the table, only words that cannot be read as a noun or an adjective: WordNet's
-      // verb antonyms of "right", "credit" or "box" turn "rights" into "wrongs".
-      if (lemmas_locked(t.lower, NOUN).empty() && lemmas_locked(t.lower, ADJ).empty()) {
+      if (only_a_verb) {
         for (auto& a : antonyms_locked(lemma, VERB))
           if (a.find(' ') == std::string::npos) candidates.push_back(std::move(a));
       }
@@ -349,10 +352,11 @@ std::optional<Edit> swap_adjective(std::string_view text, const std::vector<Toke
     const Token& t = tokens[i];
     // Capitalised words after the first are names ("Green Party"), not adjectives to swap.
     if ((i > 0 && t.capitalized) || t.lower.size() > 40 || kUnswappableAdjectives.count(t.lower)) continue;
+    const auto antonyms = antonyms_locked(t.lower, ADJ);
+    if (antonyms.empty()) continue;
     // A participle ("made", "tempted") is a verb form, and its "un-" antonym is rarely English.
     const auto verb_lemmas = lemmas_locked(t.lower, VERB);
     if (std::any_of(verb_lemmas.begin(), verb_lemmas.end(), [&](const std::string& l) { return l != t.lower; })) continue;
-    const auto antonyms = antonyms_locked(t.lower, ADJ);
     // A text that already names an antonym ("local and national") contrasts the two on purpose.
     if (std::any_of(tokens.begin(), tokens.end(), [&](const Token& o) {
           return std::find(antonyms.begin(), antonyms.end(), o.lower) != antonyms.end();

@@ -1,7 +1,5 @@
 #include "counterpoint/training/near_miss.h"
 
-#include <map>
-#include <optional>
 #include <set>
 
 #include "counterpoint/core/errors.h"
@@ -79,32 +77,6 @@ std::vector<LabeledPair> sick_near_miss_pairs(const std::string& pairs_path, dou
     }
   }
   return pairs;
-}
-
-std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter) {
-  std::map<std::string, std::optional<std::string>> inversions;  // anchor -> its edit
-  std::vector<Triple> out;
-  out.reserve(triples.size() * 2);
-  std::size_t added = 0;
-  for (Triple& t : triples) {
-    if (t.negatives.size() != 1) {
-      throw InvalidArgument("add_inverted_negatives: triples need exactly one negative, found " +
-                            std::to_string(t.negatives.size()));
-    }
-    auto [it, fresh] = inversions.try_emplace(t.anchor);
-    if (fresh) {
-      if (auto inversion = inverter.invert(t.anchor)) it->second = std::move(inversion->text);
-    }
-    out.push_back(std::move(t));
-    if (it->second) {
-      Triple copy = out.back();
-      copy.negatives.assign(1, *it->second);
-      out.push_back(std::move(copy));
-      ++added;
-    }
-  }
-  triples = std::move(out);
-  return added;
 }
 
 }  // namespace counterpoint::training

@@ -260,7 +260,6 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
   // Built before the draws, so that a missing WordNet fails before any work.
   std::optional<text::Inverter> inverter;
   if (options.curriculum == StanceCurriculum::kInverted) inverter.emplace();
-  std::map<std::string, std::optional<std::string>> inversions;  // positive text -> its inversion
   std::mt19937_64 rng(options.seed);
   std::vector<Triple> triples;
   triples.reserve(options.count);
@@ -278,18 +277,9 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
     else negative = other_topic_claim(q.topic_id, opposite(q.stance), rng);
     t.negatives.push_back(text_of(texts, negative, metadata_path));
     t.group = q.topic_id;
-    triples.push_back(t);
-    if (inverter) {
-      auto [it, fresh] = inversions.try_emplace(t.positive);
-      if (fresh) {
-        if (auto inversion = inverter->invert(t.positive)) it->second = std::move(inversion->text);
-      }
-      if (it->second) {
-        t.negatives.assign(1, *it->second);
-        triples.push_back(std::move(t));
-      }
-    }
+    triples.push_back(std::move(t));
   }
+  if (inverter) add_inverted_negatives(triples, *inverter, InvertedText::kPositive);
   return triples;
 }
 
@@ -399,6 +389,34 @@ std::size_t remove_triples_mentioning(std::vector<Triple>& triples,
                                [&](const Triple& t) { return texts.count(t.anchor) || texts.count(t.positive); }),
                 triples.end());
   return before - triples.size();
+}
+
+std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter,
+                                   InvertedText which) {
+  std::map<std::string, std::optional<std::string>> inversions;  // edited text -> its edit
+  std::vector<Triple> out;
+  out.reserve(triples.size() * 2);
+  std::size_t added = 0;
+  for (Triple& t : triples) {
+    if (t.negatives.size() != 1) {
+      throw InvalidArgument("add_inverted_negatives: triples need exactly one negative, found " +
+                            std::to_string(t.negatives.size()));
+    }
+    const std::string& source = which == InvertedText::kAnchor ? t.anchor : t.positive;
+    auto [it, fresh] = inversions.try_emplace(source);
+    if (fresh) {
+      if (auto inversion = inverter.invert(source)) it->second = std::move(inversion->text);
+    }
+    out.push_back(std::move(t));
+    if (it->second) {
+      Triple copy = out.back();
+      copy.negatives.assign(1, *it->second);
+      out.push_back(std::move(copy));
+      ++added;
+    }
+  }
+  triples = std::move(out);
+  return added;
 }
 
 }  // namespace counterpoint::training

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "counterpoint/text/inversion.h"
 #include "counterpoint/training/triples.h"
 
 namespace counterpoint::training {
@@ -21,11 +20,6 @@ double word_overlap(const std::string& a, const std::string& b);
 // only when that overlap is >= min_overlap. Z contradicts X when the file labels X and Z a
 // contradiction in either direction, or labels Z a contradiction of Y (X entails Y). group = X.
 std::vector<Triple> sick_near_miss_triples(const std::string& pairs_path, double min_overlap = 0.5);
-
-// Structure-targeted negatives: after each triple whose anchor `inverter` can edit, a copy whose
-// only negative is that edit of the anchor ("A man is cutting a tomato" -> "A tomato is cutting a
-// man"); triples must have one negative each. Returns how many copies were added.
-std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter);
 
 struct LabeledPair {
   std::string query;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "counterpoint/eval/retrieval_task.h"
+#include "counterpoint/text/inversion.h"
 
 namespace counterpoint::training {
 
@@ -83,6 +84,16 @@ struct StanceTripleOptions {
 std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
                                          const std::string& metadata_path,
                                          const StanceTripleOptions& options = {});
+
+// Which text of a triple add_inverted_negatives edits.
+enum class InvertedText { kAnchor, kPositive };
+
+// After each triple whose anchor (or positive) `inverter` can edit, a copy whose only negative is
+// that edit: structure-targeted near-misses of the anchor ("A man is cutting a tomato" -> "A
+// tomato is cutting a man") for verifiers, the positive's stance inversion for the inverted
+// curriculum. Triples must have one negative each. Returns how many copies were added.
+std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter,
+                                   InvertedText which = InvertedText::kAnchor);
 
 // Lines anchor<TAB>positive<TAB>negative[<TAB>group], no header. A line with another field
 // count or an empty anchor/positive/negative throws CorruptFile "file:line: ...".
