@@ -10,6 +10,8 @@ say() { printf '\033[1m[counterpoint]\033[0m %s\n' "$*"; }
 
 export COUNTERPOINT_REQUIRE_MODELS=1 COUNTERPOINT_USE_LITE_DIR="$COUNTERPOINT_MODELS/use-lite-en"
 export COUNTERPOINT_BERT_VOCAB="$COUNTERPOINT_MODELS/bert-base-uncased/vocab.txt"
+# The pooled-feature cache of `run` and `stance` goes to the build folder, not the user's.
+export COUNTERPOINT_CACHE="$BUILD/test-cache"
 say "C++ unit tests (ctest)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS" --timeout 900)
 

@@ -50,6 +50,7 @@ Encoder = _core.Encoder
 Index = _core.Index
 Hit = _core.Hit
 SearchResults = _core.SearchResults
+SearchOptions = _core.SearchOptions
 Dataset = _core.Dataset
 Document = _core.Document
 Query = _core.Query
@@ -57,6 +58,10 @@ Query = _core.Query
 cosine = _core.cosine
 hoyer = _core.hoyer
 final_scores = _core.final_scores
+rerank = _core.rerank
+run_beir = _core.run_beir
+run_stance = _core.run_stance
+exclusion_lists = _core.exclusion_lists
 choose_alpha = _core.choose_alpha
 l2_l1 = _core.l2_l1
 kappa4 = _core.kappa4
@@ -111,7 +116,8 @@ __all__ = [
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
-    "train_verifier", "clean_corpus", "final_scores", "choose_alpha",
+    "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "SearchOptions", "rerank", "exclusion_lists",
+    "run_beir", "run_stance",
     "Inverter", "Inversion", "edit_kinds", "stance_edit_kinds", "near_miss_edit_kinds", "wordnet_antonyms",
     "add_inverted_negatives",
 ]

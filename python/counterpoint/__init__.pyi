@@ -19,6 +19,19 @@ def hoyer(q: ArrayLike, C: ArrayLike, *, guard: bool = ...) -> FloatArray: ...
 def final_scores(stage1: ArrayLike, sparse_query: ArrayLike, sparse_candidates: ArrayLike, *, alpha: float,
                  sparsity: str = ..., guard: bool = ...) -> Tuple[FloatArray, FloatArray]: ...
 def choose_alpha(alpha: Optional[float], sparse_encoder: Optional[Encoder]) -> Tuple[float, str, str]: ...
+def rerank(ids: Sequence[str], stage1: ArrayLike, *, sparse_query: Optional[ArrayLike] = ...,
+           sparse_candidates: Optional[ArrayLike] = ..., k: int = ..., scorer: str = ..., alpha: Optional[float] = ...,
+           sparse_encoder: Optional[Encoder] = ..., guard: bool = ...,
+           exclude: Optional[Sequence[str]] = ...) -> List[Hit]: ...
+def run_beir(dataset: PathType, qrels: PathType, *, model: str = ..., sparse_model: Optional[str] = ...,
+             scorer: str = ..., alpha: Optional[float] = ..., k: Optional[int] = ..., candidates: int = ...,
+             metrics: Sequence[str] = ..., tune_alpha: Optional[str] = ..., index_cache: Optional[PathType] = ...,
+             out: Optional[PathType] = ..., keep_self: bool = ..., prefix: Optional[str] = ..., stage1: str = ...,
+             fusion: str = ..., fusion_lambda: float = ..., threads: int = ..., progress: Progress = ...) -> Dict[str, Any]: ...
+def run_stance(dataset: PathType, qrels: PathType, *, model: str = ..., templates: str = ..., stage1: str = ...,
+               fusion: str = ..., fusion_lambda: float = ..., candidates: int = ..., index_cache: Optional[PathType] = ...,
+               ablation: int = ..., threads: int = ..., progress: Progress = ...) -> Dict[str, Any]: ...
+def exclusion_lists(exclude: Optional[Sequence[Optional[Union[str, Sequence[str]]]]], n: int) -> List[List[str]]: ...
 def l2_l1(q: ArrayLike, C: ArrayLike, *, guard: bool = ...) -> FloatArray: ...
 def kappa4(q: ArrayLike, C: ArrayLike, *, guard: bool = ...) -> FloatArray: ...
 def token_map(Qt: ArrayLike, Ct: ArrayLike) -> FloatArray: ...
@@ -87,6 +100,26 @@ class SearchResults:
     def slots(self) -> npt.NDArray[np.int64]: ...
     @property
     def ids(self) -> List[List[str]]: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def alpha(self) -> Tuple[float, str, str]: ...
+    def arrays(self) -> Tuple[FloatArray, npt.NDArray[np.int64]]: ...
+
+class SearchOptions:
+    k: int
+    candidates: int
+    scorer: str
+    sparsity: str
+    stage1: str
+    fusion: str
+    fusion_lambda: float
+    rrf_k: int
+    alpha: Optional[float]
+    guard: bool
+    ef_search: int
+    nprobe: int
+    def __init__(self) -> None: ...
 
 class Index:
     @staticmethod
@@ -104,7 +137,7 @@ class Index:
     def add_embeddings(self, ids: Sequence[str], embeddings: ArrayLike, sparse_embeddings: Optional[ArrayLike] = ...,
                        texts: Optional[Sequence[str]] = ...) -> None: ...
     def explain(self, query: str, hit_id: str, *, top_tokens: int = ..., top_coordinates: int = ...) -> Dict[str, Any]: ...
-    def search(self, queries: Union[Sequence[str], ArrayLike], *, k: int = ..., candidates: int = ..., scorer: str = ...,
+    def search(self, queries: Union[Sequence[str], ArrayLike], k: int = ..., *, candidates: Optional[int] = ..., scorer: str = ...,
                alpha: Optional[float] = ..., stage1: str = ..., fusion: str = ..., fusion_lambda: float = ...,
                guard: bool = ..., prefix: Optional[str] = ...,
                exclude: Optional[Sequence[Optional[Sequence[str]]]] = ...,
@@ -226,19 +259,15 @@ def train_sparsecl(base_model: PathType, triples: Sequence[Triple], output_dir: 
                    weight_decay: float = ..., warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
                    max_steps: int = ..., query_prefix: Optional[str] = ..., model_name: str = ...,
                    head_only: bool = ..., checkpoint_every: int = ..., resume: bool = ...,
+                   dev_triples: Sequence[PathType] = ..., dense_model: PathType = ...,
                    progress: Progress = ...) -> TrainReport: ...
-def train_contrastive(base_model: PathType, triples: Sequence[Triple], output_dir: PathType, *,
-                      epochs: int = ..., batch_size: int = ..., learning_rate: float = ...,
-                      temperature: float = ..., hard_negative_weight: float = ..., weight_decay: float = ...,
-                      warmup_ratio: float = ..., seed: int = ..., threads: int = ..., max_steps: int = ...,
-                      query_prefix: Optional[str] = ..., model_name: str = ...,
-                      head_only: bool = ..., checkpoint_every: int = ..., resume: bool = ...,
-                      progress: Progress = ...) -> TrainReport: ...
-def train_verifier(encoder: Encoder, triples: Sequence[Triple], output_dir: PathType, *,
+# The same parameters and report as train_sparsecl, with the cosine InfoNCE loss.
+train_contrastive = train_sparsecl
+def train_verifier(encoder: Union[Encoder, PathType], triples: Sequence[Triple], output_dir: PathType, *,
                    architecture: str = ..., map_size: int = ..., width: int = ..., patch: int = ...,
                    feed_forward: int = ..., dropout: float = ..., epochs: int = ..., batch_size: int = ...,
                    learning_rate: float = ..., temperature: float = ..., weight_decay: float = ...,
-                   warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
+                   warmup_ratio: float = ..., seed: int = ..., threads: int = ..., max_steps: int = ...,
                    dev_pairs: Sequence[LabeledPair] = ..., patience: int = ...,
                    encoder_learning_rate: float = ..., checkpoint_every: int = ..., resume: bool = ...,
                    progress: Progress = ...) -> TrainReport: ...

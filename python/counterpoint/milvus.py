@@ -2,8 +2,8 @@
 
 Stage 1 is an ordinary top-K by cosine on E, so it runs in Milvus; stage 2 needs only the Es rows
 of those K candidates, which Milvus returns as output fields of the same search call. The rerank
-itself is the library's (counterpoint.final_scores): the same kernels and the same final score as
-Index.search.
+itself is the library's (counterpoint.rerank): the same kernels, final score, order, ties and
+exclusion rule as Index.search.
 
     import counterpoint as cp, counterpoint.milvus as cpm
     from pymilvus import MilvusClient
@@ -21,7 +21,6 @@ in its description which encoders made the rows, their widths and the layout ver
 from __future__ import annotations
 
 import json
-import warnings
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -34,7 +33,8 @@ ID, TEXT, E, ES = "id", "text", "e", "es"
 # Milvus's limits: VARCHAR fields hold at most 65,535 bytes; one search returns at most 16,384 hits.
 MAX_VARCHAR_BYTES = 65535
 MAX_TOP_K = 16384
-SPARSITY_SCORERS = {"hoyer": "hoyer", "sparsity": "hoyer", "l2l1": "l2l1", "kappa4": "kappa4"}
+# Search defaults are the library's (counterpoint.SearchOptions), as in Index.search.
+_DEFAULTS = _core.SearchOptions()
 
 
 def _pymilvus():
@@ -243,15 +243,16 @@ class MilvusRetriever:
         rows = self.client.query(self.collection, filter="", output_fields=["count(*)"])
         return int(rows[0]["count(*)"])
 
-    def search(self, queries, *, k: int = 10, scorer: str = "cosine", alpha: Optional[float] = None,
-               candidates: int = 100, sparse_queries=None, guard: bool = True, exclude=None,
+    def search(self, queries, k: int = _DEFAULTS.k, *, scorer: str = _DEFAULTS.scorer, alpha: Optional[float] = None,
+               candidates: Optional[int] = None, sparse_queries=None, guard: bool = _DEFAULTS.guard, exclude=None,
                search_params: Optional[Dict[str, Any]] = None) -> List[List[Any]]:
         """Index.search's signature and results (one list of Hit per query, best first).
 
         Arguments:
             queries: list of str (encoded with the encoders given to the constructor) or E(q)
                 rows as a float array (n, dim) / (dim,).
-            k, candidates: hits per query and stage-1 candidates (k <= candidates <= 16384).
+            k, candidates: hits per query and stage-1 candidates (k <= candidates <= 16384);
+                candidates None = max(100, k), as in Index.search.
             scorer: "cosine", or "hoyer" / "l2l1" / "kappa4" (cosine + alpha * sparsity).
             alpha: the sparsity weight; None = the sparse encoder's recorded alpha, else 1.0 with a
                 warning (Index.search's rule).
@@ -262,26 +263,26 @@ class MilvusRetriever:
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a list of str or an array of query vectors, not one str: wrap it in a list")
+        if candidates is None:
+            candidates = max(_DEFAULTS.candidates, k)
         if k < 1 or candidates < k or candidates > MAX_TOP_K:
             raise ValueError(f"need 1 <= k <= candidates <= {MAX_TOP_K}, got k={k}, candidates={candidates}")
-        sparsity = None
-        if scorer != "cosine":
-            if scorer not in SPARSITY_SCORERS:
-                raise ValueError(f"unknown scorer '{scorer}': expected cosine, hoyer, l2l1, kappa4 or sparsity")
-            if not self.info.sparse_dim:
-                raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
-            sparsity = SPARSITY_SCORERS[scorer]
-        dense, sparse = self._query_rows(queries, sparsity is not None, sparse_queries)
-        exclude_lists = self._exclude_lists(exclude, len(dense))
-        alpha_value = 0.0
-        if sparsity is not None:
-            alpha_value, source, description = _core.choose_alpha(alpha, self.sparse_encoder)
-            if source == "default":
-                warnings.warn(f"MilvusRetriever.search: {description}; pass alpha= to choose it")
+        options = _core.SearchOptions()
+        options.scorer = scorer  # the library's scorer names; ValueError for an unknown one
+        if options.scorer not in ("cosine", "sparsity"):
+            raise ValueError(f"scorer '{scorer}' needs token rows, which a Milvus collection does not store")
+        needs_sparse = options.scorer == "sparsity"
+        if needs_sparse and not self.info.sparse_dim:
+            raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
+        dense, sparse = self._query_rows(queries, needs_sparse, sparse_queries)
+        exclude_lists = _core.exclusion_lists(exclude, len(dense))
         results = []
         for q in range(len(dense)):
-            results.append(self._search_one(dense[q], None if sparse is None else sparse[q], exclude_lists[q], k,
-                                            candidates, sparsity, alpha_value, guard, search_params or {}))
+            ids, cosine, rows = self._candidates(dense[q], exclude_lists[q], candidates, needs_sparse,
+                                                 search_params or {})
+            results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
+                                        sparse_candidates=rows, k=k, scorer=scorer, alpha=alpha,
+                                        sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q]))
         return results
 
     def _query_rows(self, queries, needs_sparse: bool, sparse_queries):
@@ -296,7 +297,9 @@ class MilvusRetriever:
                 sparse = np.atleast_2d(np.asarray(sparse_queries, dtype=np.float32))
                 if sparse.shape != (len(dense), self.info.sparse_dim):
                     raise ValueError(f"sparse_queries must be ({len(dense)}, {self.info.sparse_dim}), got {sparse.shape}")
-            return _unit_rows(dense), sparse
+            if not np.all(np.isfinite(dense)) or np.any(np.linalg.norm(dense, axis=1) == 0):
+                raise ValueError("query vectors must be finite and non-zero")
+            return dense, sparse
         if sparse_queries is not None:
             raise ValueError("sparse_queries goes with query vectors: pass queries as an array too")
         texts = list(queries)
@@ -309,16 +312,10 @@ class MilvusRetriever:
             return dense, sparse
         return self.encoder.encode(texts, query=True), None
 
-    @staticmethod
-    def _exclude_lists(exclude, n: int) -> List[List[str]]:
-        if exclude is None:
-            return [[] for _ in range(n)]
-        if isinstance(exclude, str) or len(exclude) != n:
-            raise ValueError(f"exclude must hold one list of ids per query ({n})")
-        return [[] if e is None else ([e] if isinstance(e, str) else list(e)) for e in exclude]
-
-    def _search_one(self, dense, sparse, excluded, k, candidates, sparsity, alpha, guard, search_params):
-        fetch_in_search = sparsity is not None and self.sparse_fetch == "output"
+    def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
+        """Stage 1 in Milvus: the ids, cosines and (for a sparsity scorer) Es rows of the top candidates,
+        the query's excluded ids filtered out server-side so that they cost no candidate slot."""
+        fetch_in_search = needs_sparse and self.sparse_fetch == "output"
         params = {"metric_type": "COSINE", "params": dict(search_params)}
         found = self.client.search(
             self.collection, data=[dense.tolist()], anns_field=E, limit=candidates, search_params=params,
@@ -326,21 +323,13 @@ class MilvusRetriever:
             filter=f"{ID} not in {json.dumps(excluded)}" if excluded else "")[0]
         ids = [hit["id"] for hit in found]
         cosine = np.array([hit["distance"] for hit in found], dtype=np.float32)
-        if not ids:
-            return []
-        if sparsity is None:
-            scores, sparse_scores = cosine, np.zeros_like(cosine)
-        else:
-            if fetch_in_search:
-                rows = np.array([hit["entity"][ES] for hit in found], dtype=np.float32)
-            else:
-                rows = self._fetch_sparse(ids)
-            scores, sparse_scores = _core.final_scores(cosine, sparse, rows, alpha=alpha, sparsity=sparsity,
-                                                       guard=guard)
-        # Best score first; ties keep Milvus's stage-1 order.
-        order = np.lexsort((np.arange(len(ids)), -scores.astype(np.float64)))[:k]
-        return [_core.Hit(ids[i], score=float(scores[i]), cosine=float(cosine[i]), sparsity=float(sparse_scores[i]),
-                          stage1=float(cosine[i])) for i in order]
+        rows = None
+        if needs_sparse and ids:
+            rows = (np.array([hit["entity"][ES] for hit in found], dtype=np.float32) if fetch_in_search
+                    else self._fetch_sparse(ids))
+        elif needs_sparse:
+            rows = np.zeros((0, self.info.sparse_dim), dtype=np.float32)
+        return ids, cosine, rows
 
     def _fetch_sparse(self, ids: List[str]) -> np.ndarray:
         rows = {row[ID]: row[ES] for row in self.client.get(self.collection, ids=ids, output_fields=[ES])}
@@ -357,13 +346,6 @@ class MilvusRetriever:
 
 def _half_bytes(value) -> bytes:
     return value[0] if isinstance(value, list) else bytes(value)
-
-
-def _unit_rows(rows: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    if not np.all(np.isfinite(rows)) or np.any(norms == 0):
-        raise ValueError("query vectors must be finite and non-zero")
-    return rows / norms
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -390,9 +372,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     export_command.add_argument("--index-type", default="FLAT", help="Milvus index on E: FLAT, IVF_FLAT, HNSW, ...")
     search_command = commands.choices["search"]
     search_command.add_argument("queries", nargs="+", help="query texts")
-    search_command.add_argument("-k", type=int, default=10)
-    search_command.add_argument("--candidates", type=int, default=100)
-    search_command.add_argument("--scorer", default="cosine", help="cosine, hoyer, l2l1 or kappa4")
+    search_command.add_argument("-k", type=int, default=_DEFAULTS.k)
+    search_command.add_argument("--candidates", type=int, help="default max(100, k)")
+    search_command.add_argument("--scorer", default=_DEFAULTS.scorer, help="cosine, hoyer, l2l1 or kappa4")
     search_command.add_argument("--alpha", type=float, help="default: the alpha the sparse model recorded")
     args = parser.parse_args(argv)
 

@@ -87,5 +87,6 @@ void register_encoder(py::module_& m);
 void register_index(py::module_& m);
 void register_data(py::module_& m);
 void register_training(py::module_& m);
+void register_app(py::module_& m);
 
 }  // namespace counterpoint::python

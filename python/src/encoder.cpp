@@ -81,7 +81,7 @@ Raises:
             for (py::handle row : array) tensors.append(from_numpy(row));
             return std::move(tensors);
           },
-          py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("texts"), py::arg("batch_size") = EncodeOptions{}.batch_size, py::arg("progress") = false,
           py::arg("query") = false, py::arg("prefix") = py::none(), py::arg("show_progress_bar") = py::none(),
           py::arg("normalize_embeddings") = true, py::arg("convert_to_numpy") = true,
           R"(Pooled sentence embeddings of `texts`, with sentence-transformers' conventions.
@@ -119,7 +119,7 @@ The GIL is released while the network runs, so other Python threads keep running
                 run_released(bridge, [&] { return Encoder::encode_both(*self, *sparse_encoder, inputs, call.options); });
             return py::make_tuple(to_numpy(std::move(rows.first)), to_numpy(std::move(rows.second)));
           },
-          py::arg("sparse_encoder"), py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("sparse_encoder"), py::arg("texts"), py::arg("batch_size") = EncodeOptions{}.batch_size, py::arg("progress") = false,
           py::arg("query") = false, py::arg("prefix") = py::none(),
           R"(E and Es of the same texts: (self.encode(texts), sparse_encoder.encode(texts)), with one
 forward pass per batch when sparse_encoder is a head over this encoder's network (SparseCL
@@ -142,7 +142,7 @@ Returns:
             for (Matrix& matrix : states) result.append(to_numpy(std::move(matrix)));
             return result;
           },
-          py::arg("texts"), py::arg("batch_size") = 32, py::arg("progress") = false,
+          py::arg("texts"), py::arg("batch_size") = EncodeOptions{}.batch_size, py::arg("progress") = false,
           py::arg("query") = false, py::arg("prefix") = py::none(),
           R"(Per-token embeddings of `texts`: a list with one float32 array (tokens_i, token_dim)
 per text, L2-normalised rows, padding removed. Arguments as for encode().)")

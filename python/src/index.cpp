@@ -27,6 +27,8 @@ using retrieval::Hit;
 struct SearchResults {
   std::vector<std::vector<Hit>> hits;
   std::size_t k = 0;
+  retrieval::AlphaChoice alpha;  // the alpha stage 2 used (sparsity scorers)
+  std::size_t candidates = 0;    // stage-1 candidates per query (K)
 };
 
 py::array_t<float> padded_component(const SearchResults& r, float Hit::*component) {
@@ -38,6 +40,25 @@ py::array_t<float> padded_component(const SearchResults& r, float Hit::*componen
     }
   }
   return out;
+}
+
+py::array_t<std::int64_t> slots_array(const SearchResults& r) {
+  py::array_t<std::int64_t> out({r.hits.size(), r.k});
+  auto view = out.mutable_unchecked<2>();
+  for (std::size_t q = 0; q < r.hits.size(); ++q) {
+    for (std::size_t j = 0; j < r.k; ++j) view(q, j) = j < r.hits[q].size() ? std::int64_t(r.hits[q][j].slot) : -1;
+  }
+  return out;
+}
+
+const char* alpha_source(const retrieval::AlphaChoice& chosen) {
+  switch (chosen.source) {
+    case retrieval::AlphaChoice::Source::kGiven: return "given";
+    case retrieval::AlphaChoice::Source::kRecorded: return "recorded";
+    case retrieval::AlphaChoice::Source::kTuned: return "tuned";
+    case retrieval::AlphaChoice::Source::kDefault: break;
+  }
+  return "default";
 }
 
 struct PyIndex {
@@ -226,6 +247,111 @@ py::array stored_sparse_rows(const DocumentIndex& documents, const std::vector<i
   return out;
 }
 
+
+// The defaults of Index.search and SearchOptions: the library's, from one default-constructed struct.
+const retrieval::SearchOptions kSearchDefaults{};
+
+// Options from Index.search's keywords, checked before any encoding. candidates None = max(the
+// library's default, k).
+retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t> candidates, const std::string& scorer,
+                                        std::optional<double> alpha, const std::string& stage1,
+                                        const std::string& fusion, double fusion_lambda, bool guard, int ef_search,
+                                        int nprobe) {
+  retrieval::SearchOptions options;
+  options.k = positive(k, "k");
+  options.candidates = candidates ? positive(*candidates, "candidates") : std::max(options.k, kSearchDefaults.candidates);
+  retrieval::set_scorer(options, scorer);
+  if (alpha) options.alpha = float(*alpha);
+  options.stage1 = retrieval::parse_stage1(stage1);
+  options.fusion = retrieval::parse_fusion(fusion);
+  options.fusion_lambda = float(fusion_lambda);
+  options.sparsity.identical_guard = guard;
+  if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
+  if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
+  options.dense_params.ef_search = ef_search;
+  options.dense_params.nprobe = nprobe;
+  return options;
+}
+
+// A sparsity search on alpha 1 because nobody chose one is worth a warning: the figure may be far
+// from what Es was tuned for.
+void warn_on_default_alpha(const char* who, const retrieval::SearchOptions& options, const retrieval::AlphaChoice& chosen) {
+  if (options.scorer == retrieval::Scorer::kSparsity && chosen.source == retrieval::AlphaChoice::Source::kDefault) {
+    py::module_::import("warnings").attr("warn")(std::string(who) + ": " + chosen.describe() + "; pass alpha= to choose it");
+  }
+}
+
+SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std::optional<py::ssize_t> candidates,
+                     const std::string& scorer, std::optional<double> alpha, const std::string& stage1,
+                     const std::string& fusion, double fusion_lambda, bool guard, py::object prefix_object,
+                     py::object exclude, std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries,
+                     int ef_search, int nprobe) {
+  // Query vectors (a numeric array) or query texts (a list of str).
+  const bool vectors = py::isinstance<py::array>(queries);
+  std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
+  const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
+  const retrieval::SearchOptions options =
+      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe);
+  retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
+  const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
+  warn_on_default_alpha("Index.search", options, chosen);
+  retrieval::EncodedQueries given;
+  if (vectors) {
+    if (prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
+    given = encoded_from_arrays(self, queries, sparse_queries, options);
+  } else if (!sparse_queries.is_none()) {
+    throw py::value_error("sparse_queries goes with query vectors: pass queries as an array too");
+  }
+  const std::size_t count = vectors ? given.dense.rows() : texts.size();
+  std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, count);
+  py::gil_scoped_release release;
+  retrieval::EncodedQueries encoded =
+      vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
+  encoded.exclude = std::move(excluded);
+  return SearchResults{retriever.search_encoded(encoded, options), options.k, chosen, options.candidates};
+}
+
+// Stage 2 over one query's candidates found elsewhere (counterpoint.milvus, a user's own store).
+std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_query, py::object sparse_candidates,
+                        py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
+                        std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude) {
+  retrieval::SearchOptions options;
+  options.k = positive(k, "k");
+  retrieval::set_scorer(options, scorer);
+  if (alpha) options.alpha = float(*alpha);
+  options.sparsity.identical_guard = guard;
+  retrieval::CandidateRows rows;
+  rows.ids = text_list(ids, "ids");
+  const FloatArray scores = float_array(stage1, "stage1", "(m,)", 1, 1);
+  rows.stage1.assign(scores.data(), scores.data() + scores.size());
+  std::vector<std::string> excluded;
+  if (!exclude.is_none()) excluded = exclude_lists(py::make_tuple(exclude), 1).front();
+  std::optional<FloatArray> query;
+  py::array candidates;
+  if (options.scorer == retrieval::Scorer::kSparsity) {
+    if (sparse_query.is_none() || sparse_candidates.is_none()) {
+      throw py::value_error("a sparsity scorer needs sparse_query (Es(q)) and sparse_candidates (their Es rows)");
+    }
+    query = float_array(sparse_query, "sparse_query", "(d,)", 1, 1);
+    rows.sparse_dim = std::size_t(query->shape(0));
+    candidates = py::array::ensure(sparse_candidates, py::array::c_style);
+    if (!candidates) throw py::type_error("sparse_candidates must be a numeric array (m, d)");
+    const bool half = candidates.dtype().is(py::dtype("float16"));
+    if (!half) candidates = float_array(sparse_candidates, "sparse_candidates", "(m, d)", 2, 2);
+    if (candidates.ndim() != 2 || std::size_t(candidates.shape(0)) != rows.ids.size() ||
+        std::size_t(candidates.shape(1)) != rows.sparse_dim) {
+      throw py::value_error("sparse_candidates must be (" + std::to_string(rows.ids.size()) + ", " +
+                            std::to_string(rows.sparse_dim) + "): one Es row per candidate id");
+    }
+    if (half) rows.sparse_f16 = static_cast<const std::uint16_t*>(candidates.data());
+    else rows.sparse = static_cast<const float*>(candidates.data());
+  }
+  const retrieval::AlphaChoice chosen = retrieval::choose_alpha(options.alpha, sparse_encoder.get());
+  warn_on_default_alpha("rerank", options, chosen);
+  py::gil_scoped_release release;
+  return retrieval::rerank(rows, query ? query->data() : nullptr, options, sparse_encoder.get(), excluded);
+}
+
 }  // namespace
 
 void register_index(py::module_& m) {
@@ -285,17 +411,7 @@ first (index it, iterate it, len() it like a list of lists), and the same as FAI
       .def_property_readonly("bm25", [](const SearchResults& r) { return padded_component(r, &Hit::bm25); })
       .def_property_readonly("stage1", [](const SearchResults& r) { return padded_component(r, &Hit::stage1); })
       .def_property_readonly("token", [](const SearchResults& r) { return padded_component(r, &Hit::token); })
-      .def_property_readonly("slots",
-                             [](const SearchResults& r) {
-                               py::array_t<std::int64_t> out({r.hits.size(), r.k});
-                               auto view = out.mutable_unchecked<2>();
-                               for (std::size_t q = 0; q < r.hits.size(); ++q) {
-                                 for (std::size_t j = 0; j < r.k; ++j) {
-                                   view(q, j) = j < r.hits[q].size() ? std::int64_t(r.hits[q][j].slot) : -1;
-                                 }
-                               }
-                               return out;
-                             })
+      .def_property_readonly("slots", &slots_array)
       .def_property_readonly("ids",
                              [](const SearchResults& r) {
                                py::list out;
@@ -306,6 +422,16 @@ first (index it, iterate it, len() it like a list of lists), and the same as FAI
                                }
                                return out;
                              })
+      .def_property_readonly("candidates", [](const SearchResults& r) { return r.candidates; },
+                             "Stage-1 candidates per query (K) the search used.")
+      .def_property_readonly(
+          "alpha",
+          [](const SearchResults& r) { return py::make_tuple(r.alpha.value, alpha_source(r.alpha), r.alpha.describe()); },
+          "The alpha stage 2 used, as choose_alpha returns it: (value, source, description).")
+      .def(
+          "arrays", [](const SearchResults& r) { return py::make_tuple(padded_component(r, &Hit::score), slots_array(r)); },
+          "FAISS's pair: (scores float32 (n, k), slots int64 (n, k)), NaN / -1 past the hits found, as in "
+          "`D, I = index.search(x, k)`.")
       .def("__repr__", [](const SearchResults& r) {
         return "SearchResults(queries=" + std::to_string(r.hits.size()) + ", k=" + std::to_string(r.k) + ")";
       });
@@ -317,7 +443,7 @@ Create one with Index.build(texts, ids, encoder=...) or Index.load(path, encoder
       .def_static("build", &build, py::arg("texts"), py::arg("ids"), py::kw_only(), py::arg("encoder"),
                   py::arg("sparse_encoder") = nullptr, py::arg("kind") = "flat", py::arg("fp16") = false,
                   py::arg("tokens") = false, py::arg("bm25") = true, py::arg("progress") = false,
-                  py::arg("batch_size") = 256,
+                  py::arg("batch_size") = retrieval::kDocumentsPerStep,
                   R"(Encodes `texts` and indexes them under `ids`.
 
 Arguments:
@@ -362,56 +488,15 @@ the encoders whose identities it records to search with texts.)")
           py::arg("texts") = py::none(),
           R"(Adds rows computed elsewhere, all or nothing (ids checked as by add). The rows must come from
 the models the index records.)")
-      .def(
-          "search",
-          [](const PyIndex& self, py::object queries, py::ssize_t k, py::ssize_t candidates,
-             const std::string& scorer, std::optional<double> alpha, const std::string& stage1, const std::string& fusion,
-             double fusion_lambda, bool guard, py::object prefix_object, py::object exclude,
-             std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries, int ef_search, int nprobe) {
-            // Query vectors (a numeric array) or query texts (a list of str).
-            const bool vectors = py::isinstance<py::array>(queries);
-            std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
-            const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
-            retrieval::SearchOptions options;
-            options.k = positive(k, "k");
-            options.candidates = positive(candidates, "candidates");
-            retrieval::set_scorer(options, scorer);
-            const retrieval::AlphaChoice chosen = retrieval::choose_alpha(
-                alpha ? std::optional<float>(float(*alpha)) : std::nullopt, self.sparse_encoder.get());
-            if (options.scorer == retrieval::Scorer::kSparsity && chosen.source == retrieval::AlphaChoice::Source::kDefault) {
-              py::module_::import("warnings").attr("warn")("Index.search: " + chosen.describe() +
-                                                           "; pass alpha= to choose it");
-            }
-            options.alpha = chosen.value;
-            options.stage1 = retrieval::parse_stage1(stage1);
-            options.fusion = retrieval::parse_fusion(fusion);
-            options.fusion_lambda = float(fusion_lambda);
-            options.sparsity.identical_guard = guard;
-            if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
-            if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
-            options.dense_params.ef_search = ef_search;
-            options.dense_params.nprobe = nprobe;
-            retrieval::EncodedQueries given;
-            if (vectors) {
-              if (prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
-              given = encoded_from_arrays(self, queries, sparse_queries, options);
-            } else if (!sparse_queries.is_none()) {
-              throw py::value_error("sparse_queries goes with query vectors: pass queries as an array too");
-            }
-            const std::size_t count = vectors ? given.dense.rows() : texts.size();
-            std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, count);
-            py::gil_scoped_release release;
-            retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
-            retrieval::EncodedQueries encoded =
-                vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
-            encoded.exclude = std::move(excluded);
-            return SearchResults{retriever.search_encoded(encoded, options), options.k};
-          },
-          py::arg("queries"), py::kw_only(), py::arg("k") = 10, py::arg("candidates") = 100,
-          py::arg("scorer") = "cosine", py::arg("alpha") = py::none(), py::arg("stage1") = "dense",
-          py::arg("fusion") = "rsf", py::arg("fusion_lambda") = 0.1, py::arg("guard") = true,
-          py::arg("prefix") = py::none(), py::arg("exclude") = py::none(), py::arg("verifier") = py::none(),
-          py::arg("sparse_queries") = py::none(), py::arg("ef_search") = 0, py::arg("nprobe") = 0,
+      .def("search", &search, py::arg("queries"), py::arg("k") = kSearchDefaults.k, py::kw_only(),
+           py::arg("candidates") = py::none(), py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer),
+           py::arg("alpha") = py::none(), py::arg("stage1") = retrieval::to_string(kSearchDefaults.stage1),
+           py::arg("fusion") = retrieval::to_string(kSearchDefaults.fusion),
+           py::arg("fusion_lambda") = kSearchDefaults.fusion_lambda,
+           py::arg("guard") = kSearchDefaults.sparsity.identical_guard, py::arg("prefix") = py::none(),
+           py::arg("exclude") = py::none(), py::arg("verifier") = py::none(), py::arg("sparse_queries") = py::none(),
+           py::arg("ef_search") = kSearchDefaults.dense_params.ef_search,
+           py::arg("nprobe") = kSearchDefaults.dense_params.nprobe,
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -420,8 +505,8 @@ Arguments:
         E(q) as a float32 array (n, dim) or (dim,) (e.g. from Encoder.encode(..., query=True)),
         so that one encoding serves many searches (alpha tuning, other k).
     sparse_queries: with query vectors and a sparsity scorer: Es(q) as an array (n, sparse_dim).
-    k: hits per query, >= 1.
-    candidates: stage-1 candidates per source (K), >= k.
+    k: hits per query, >= 1 (positional, as in FAISS's index.search(x, k)).
+    candidates: stage-1 candidates per source (K), >= k; None = max(100, k).
     scorer: stage-2 score:
         "cosine"     cos(E(q), E(p));
         "hoyer", "l2l1", "kappa4" (or "sparsity" = hoyer)
@@ -472,7 +557,7 @@ Raises:
             });
           },
           py::arg("texts"), py::arg("ids"), py::kw_only(), py::arg("progress") = false,
-          py::arg("batch_size") = 256,
+          py::arg("batch_size") = retrieval::kDocumentsPerStep,
           R"(Encodes and adds documents. Ids must be new (a removed id may be added again).
 
 Raises ValueError for mismatched lengths or an id that is empty, repeated or already present.)")
@@ -647,17 +732,74 @@ Raises:
       .def("__repr__", [](const PyIndex& self) {
         return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
                self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +
-               ", encoder='" + self.encoder->manifest().name + "')";
+               ", encoder=" + (self.encoder ? "'" + self.encoder->manifest().name + "'" : std::string("None")) + ")";
       });
 
+  using retrieval::SearchOptions;
+  py::class_<SearchOptions>(m, "SearchOptions", R"(The library's search defaults, one home for every face: Index.search's
+keyword defaults, the CLI's `search` / `run` option defaults and counterpoint.milvus read them
+from this default-constructed struct (candidates None in Index.search means max(candidates, k)).)")
+      .def(py::init<>())
+      .def_readwrite("k", &SearchOptions::k)
+      .def_readwrite("candidates", &SearchOptions::candidates)
+      .def_property("scorer", [](const SearchOptions& o) { return retrieval::to_string(o.scorer); },
+                    [](SearchOptions& o, const std::string& name) { retrieval::set_scorer(o, name); })
+      .def_property("sparsity", [](const SearchOptions& o) { return scoring::to_string(o.sparsity.function); },
+                    [](SearchOptions& o, const std::string& name) { o.sparsity.function = scoring::parse_sparsity(name); })
+      .def_property("stage1", [](const SearchOptions& o) { return retrieval::to_string(o.stage1); },
+                    [](SearchOptions& o, const std::string& name) { o.stage1 = retrieval::parse_stage1(name); })
+      .def_property("fusion", [](const SearchOptions& o) { return retrieval::to_string(o.fusion); },
+                    [](SearchOptions& o, const std::string& name) { o.fusion = retrieval::parse_fusion(name); })
+      .def_readwrite("fusion_lambda", &SearchOptions::fusion_lambda)
+      .def_readwrite("rrf_k", &SearchOptions::rrf_k)
+      .def_readwrite("alpha", &SearchOptions::alpha)
+      .def_property("guard", [](const SearchOptions& o) { return o.sparsity.identical_guard; },
+                    [](SearchOptions& o, bool guard) { o.sparsity.identical_guard = guard; })
+      .def_property("ef_search", [](const SearchOptions& o) { return o.dense_params.ef_search; },
+                    [](SearchOptions& o, int value) { o.dense_params.ef_search = value; })
+      .def_property("nprobe", [](const SearchOptions& o) { return o.dense_params.nprobe; },
+                    [](SearchOptions& o, int value) { o.dense_params.nprobe = value; })
+      .def("__repr__", [](const SearchOptions& o) {
+        return "SearchOptions(k=" + std::to_string(o.k) + ", candidates=" + std::to_string(o.candidates) +
+               ", scorer='" + retrieval::to_string(o.scorer) + "', stage1='" + retrieval::to_string(o.stage1) + "')";
+      });
+
+  m.def(
+      "exclusion_lists", [](py::object exclude, py::ssize_t n) {
+        auto lists = exclude_lists(exclude, std::size_t(n));
+        lists.resize(std::size_t(n));
+        return lists;
+      },
+      py::arg("exclude"), py::arg("n"),
+      R"(Index.search's reading of its `exclude` argument for `n` queries: None -> n empty lists; else one
+entry per query, each None, one id (str) or a list of ids. ValueError / TypeError otherwise.)");
+  m.def("rerank", &rerank, py::arg("ids"), py::arg("stage1"), py::kw_only(), py::arg("sparse_query") = py::none(),
+        py::arg("sparse_candidates") = py::none(), py::arg("k") = kSearchDefaults.k,
+        py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),
+        py::arg("sparse_encoder") = py::none(), py::arg("guard") = kSearchDefaults.sparsity.identical_guard,
+        py::arg("exclude") = py::none(),
+        R"(Stage 2 alone over one query's candidates found by another store (a Milvus collection, your
+own ANN index): the scores, order and ties of Index.search (ties keep the candidates' order).
+
+Arguments:
+    ids: the candidates' ids, in the order the store ranked them.
+    stage1: float32 (m,), their stage-1 scores (cosine to the query).
+    sparse_query, sparse_candidates: with a sparsity scorer, Es(q) (d,) and the candidates' Es
+        rows (m, d); float16 rows are read as half, in place.
+    k: hits returned.
+    scorer: "cosine", or "hoyer" / "l2l1" / "kappa4" / "sparsity" (cosine + alpha * sparsity).
+    alpha: None = the alpha sparse_encoder records, else 1.0 with a warning.
+    guard: (near-)identical pairs get sparsity -1e9.
+    exclude: ids never returned (e.g. the query's own id).
+
+Returns:
+    list of Hit, best first (their slot is -1: the rows live elsewhere).)");
   m.def(
       "choose_alpha",
       [](std::optional<double> alpha, std::shared_ptr<Encoder> sparse_encoder) {
         const retrieval::AlphaChoice chosen = retrieval::choose_alpha(
             alpha ? std::optional<float>(float(*alpha)) : std::nullopt, sparse_encoder.get());
-        const char* source = chosen.source == retrieval::AlphaChoice::Source::kGiven      ? "given"
-                             : chosen.source == retrieval::AlphaChoice::Source::kRecorded ? "recorded"
-                                                                                           : "default";
+        const char* source = alpha_source(chosen);
         return py::make_tuple(chosen.value, source, chosen.describe());
       },
       py::arg("alpha"), py::arg("sparse_encoder"),

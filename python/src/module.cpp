@@ -44,4 +44,5 @@ PYBIND11_MODULE(_core, m) {
   cpp::register_index(m);
   cpp::register_data(m);
   cpp::register_training(m);
+  cpp::register_app(m);
 }

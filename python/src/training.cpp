@@ -1,9 +1,12 @@
 // counterpoint._core training: Triple and LabeledPair, the data builders, train_sparsecl /
 // train_contrastive / train_verifier (GIL released, progress and Ctrl-C through ProgressBridge),
 // and MapVerifier for scoring token maps and for Index.search(scorer="verifier").
+#include <filesystem>
+#include <functional>
 #include <optional>
 
 #include <pybind11/operators.h>
+#include <pybind11/stl/filesystem.h>
 
 #include "bindings.h"
 #include "counterpoint/encoder/encoder.h"
@@ -16,14 +19,31 @@
 
 namespace counterpoint::python {
 
-// The training defaults have one home, the C++ configs; the CLI reads the same ones.
-const training::TrainConfig kTrainDefaults{};
-const training::VerifierTrainConfig kVerifierDefaults{};
-
 namespace {
 
+namespace fs = std::filesystem;
 using training::LabeledPair;
 using training::Triple;
+
+// Every default of a training function is read from these default-constructed structs, the one
+// home of training defaults the CLI reads too (tests/python/test_defaults.py compares them).
+const training::TrainConfig kTrainDefaults{};
+const training::VerifierTrainConfig kVerifierDefaults{};
+const scoring::VerifierShape kShapeDefaults{};
+const training::TripleSource kSourceDefaults{};
+const training::NearMissSource kNearMissDefaults{};
+
+// `f`, its leading path argument taken as a str or an os.PathLike.
+template <typename R, typename... Rest>
+std::function<R(const fs::path&, Rest...)> path_first(R (*f)(const std::string&, Rest...)) {
+  return [f](const fs::path& path, Rest... rest) { return f(path.string(), rest...); };
+}
+
+std::vector<std::string> path_texts(const std::vector<fs::path>& paths) {
+  std::vector<std::string> texts;
+  for (const auto& path : paths) texts.push_back(path.string());
+  return texts;
+}
 
 // Either trainer's report, as the dict Python returns.
 py::dict report_dict(const training::TrainReport& report) {
@@ -41,6 +61,26 @@ py::dict report_dict(const training::TrainReport& report) {
   return d;
 }
 
+// The encoder trainers' report: the common fields, the triple count and the alpha tuning.
+py::dict report_dict(const training::EncoderTrainReport& report) {
+  py::dict d = report_dict(static_cast<const training::TrainReport&>(report));
+  d["triples"] = report.triples;
+  d["alpha_tuning"] = py::none();
+  if (report.alpha_tuning) {
+    const eval::TaskAlphaTuning& t = *report.alpha_tuning;
+    py::dict tuning;
+    tuning["alpha"] = t.tuned.best_alpha;
+    tuning["ndcg@10_cosine_plus_sparsity"] = t.tuned.best_score;
+    tuning["ndcg@10_cosine"] = t.cosine_ndcg;
+    tuning["queries"] = t.queries;
+    tuning["documents"] = t.documents;
+    tuning["candidates"] = t.candidates;
+    tuning["dense_model"] = report.dense_model;
+    d["alpha_tuning"] = tuning;
+  }
+  return d;
+}
+
 training::TrainProgressCallback train_progress(ProgressBridge& bridge) {
   return [&bridge](const training::TrainProgress& p) { return bridge.callback()(p.step, p.total_steps); };
 }
@@ -55,44 +95,49 @@ std::size_t at_least_zero(py::ssize_t value, const char* name) {
   return std::size_t(value);
 }
 
-py::dict train_encoder(training::LossKind loss, const std::string& base_model, const std::vector<Triple>& triples,
-                       const std::string& output_dir, py::ssize_t epochs, py::ssize_t batch_size,
-                       double learning_rate, double temperature, const std::string& sparsity,
-                       double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed,
-                       int threads, py::ssize_t max_steps, std::optional<std::string> query_prefix,
-                       const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
-                       py::object progress) {
-  training::TrainConfig config;
-  config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
-  config.loss = loss;
-  config.sparsity = scoring::parse_sparsity(sparsity);
-  config.epochs = at_least_one(epochs, "epochs");
-  config.batch_size = at_least_one(batch_size, "batch_size");
-  config.learning_rate = learning_rate;
-  config.temperature = temperature;
-  config.hard_negative_weight = hard_negative_weight;
-  config.weight_decay = weight_decay;
-  config.warmup_ratio = warmup_ratio;
-  config.seed = seed;
+// The one conversion of the optimiser and loop arguments every Python trainer takes; the library
+// checks the ranges (validate), these only refuse what the C++ types cannot hold.
+void set_optimizer(training::OptimizerSettings& s, py::ssize_t epochs, py::ssize_t batch_size, double learning_rate,
+                   double weight_decay, double warmup_ratio, std::uint64_t seed, int threads) {
+  s.epochs = at_least_one(epochs, "epochs");
+  s.batch_size = at_least_one(batch_size, "batch_size");
+  s.learning_rate = learning_rate;
+  s.weight_decay = weight_decay;
+  s.warmup_ratio = warmup_ratio;
+  s.seed = seed;
   if (threads < 0) throw py::value_error("threads must be >= 0");
+  s.threads = threads;
+}
+
+void set_loop(training::LoopSettings& s, const fs::path& output_dir, py::ssize_t max_steps,
+              py::ssize_t checkpoint_every, bool resume) {
+  s.output_dir = output_dir.string();
+  s.max_steps = at_least_zero(max_steps, "max_steps");
+  s.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
+  s.resume = resume;
+  s.data_description = "python";
+}
+
+// The Encoder given, or the model a name or path names, loaded as Encoder.load does.
+std::shared_ptr<Encoder> encoder_of(py::handle encoder, int threads) {
+  if (encoder.is_none()) throw py::type_error("encoder must be an Encoder or a model name or path, not None");
+  if (py::isinstance<Encoder>(encoder)) return encoder.cast<std::shared_ptr<Encoder>>();
+  py::detail::make_caster<fs::path> path;
+  if (!path.load(encoder, true)) {
+    throw py::type_error("encoder must be an Encoder or a model name or path, got " +
+                         std::string(py::str(py::type::of(encoder).attr("__name__"))));
+  }
+  const std::string model = py::detail::cast_op<fs::path>(path).string();
+  EncoderConfig config;
   config.threads = threads;
-  config.max_steps = at_least_zero(max_steps, "max_steps");
-  config.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
-  config.resume = resume;
-  config.query_prefix = query_prefix;
-  config.model_name = model_name;
-  config.output_dir = output_dir;
-  config.data_description = "python";
-  ProgressBridge bridge(progress, "training");
-  const auto report = run_released(bridge, [&] {
-    return training::train(base_model, triples, config, train_progress(bridge));
-  });
-  return report_dict(report);
+  py::gil_scoped_release release;
+  return Encoder::load(resolve_model(model), config);
 }
 
 constexpr const char* kEncoderTrainingArguments = R"(
 Arguments:
-    base_model: model directory to start from (e.g. models/installed/use-lite-en).
+    base_model: model directory to start from (e.g. models/installed/use-lite-en), or the name of
+        an installed model, looked up as Encoder.load does.
     triples: list of Triple (anchor, positive, negatives, group); every triple needs the same
         number of negatives. Triples of one non-empty group never share a batch.
     output_dir: receives model.pt, the tokenizer file and manifest.json (a model directory that
@@ -100,7 +145,8 @@ Arguments:
     epochs, batch_size: passes over the triples and triples per step (in-batch negatives), >= 1.
     learning_rate, weight_decay, warmup_ratio: AdamW with linear warm-up, then linear decay.
     temperature: InfoNCE temperature, > 0.
-    sparsity: "hoyer", "l2l1" or "kappa4" (SparseCL only).
+    sparsity: "hoyer", "l2l1" or "kappa4": the SparseCL loss's measure, and the one alpha is
+        tuned for with dev_triples.
     hard_negative_weight: added to the hard negatives' logits (reference option).
     seed: data order and initialisation; the same seed gives the same model.
     threads: libtorch threads, 0 = all cores.
@@ -114,19 +160,125 @@ Arguments:
     checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
     resume: continue from a checkpoint found in output_dir (it must come from the same triples and
         settings, else ValueError); False starts afresh.
+    dev_triples: held-out triple files (anchor<TAB>positive<TAB>negative[<TAB>group]); after
+        training, the alpha of cos(E) + alpha * sparsity(Es) is tuned on them for nDCG@10, the
+        trained model as Es, and recorded in its manifest: Index.search then uses it when given
+        no alpha. Empty = no tuning.
+    dense_model: E of that tuning (a model directory or an installed model's name).
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
+    Every path argument takes a str or an os.PathLike.
 
 Returns:
     dict with steps, resumed_from (the step a resumed run continued from, else 0), final_loss,
-    loss_curve, examples_per_second, dev_scores, best_dev_score, stopped_early and output_dir.
+    loss_curve, examples_per_second, dev_scores, best_dev_score, stopped_early, output_dir,
+    triples (how many were trained on) and alpha_tuning (None without dev_triples, else a dict
+    with alpha, ndcg@10_cosine_plus_sparsity, ndcg@10_cosine, queries, documents, candidates and
+    dense_model).
 
 Raises:
     ValueError for inconsistent triples or settings, FileNotFoundError for a missing base model,
-    KeyboardInterrupt when cancelled (Ctrl-C or progress returning False). The GIL is released.)";
+    dev triple file or dense model (all checked before training), KeyboardInterrupt when
+    cancelled (Ctrl-C or progress returning False). The GIL is released.)";
 
-}  // namespace
+// train_sparsecl and train_contrastive: one signature, one conversion, the loss apart.
+void def_encoder_trainer(py::module_& m, const char* name, training::LossKind loss, const std::string& summary) {
+  m.def(
+      name,
+      [loss](const fs::path& base_model, const std::vector<Triple>& triples, const fs::path& output_dir,
+             py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
+             const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
+             std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
+             const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
+             const std::vector<fs::path>& dev_triples, const fs::path& dense_model, py::object progress) {
+        training::TrainConfig config;
+        set_optimizer(config, epochs, batch_size, learning_rate, weight_decay, warmup_ratio, seed, threads);
+        set_loop(config, output_dir, max_steps, checkpoint_every, resume);
+        config.loss = loss;
+        config.sparsity = scoring::parse_sparsity(sparsity);
+        config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
+        config.temperature = temperature;
+        config.hard_negative_weight = hard_negative_weight;
+        config.query_prefix = optional_text(query_prefix, "query_prefix");
+        config.model_name = model_name;
+        config.dev_triples = path_texts(dev_triples);
+        config.dense_model = dense_model.string();
+        ProgressBridge bridge(progress, "training");
+        return report_dict(run_released(bridge, [&] {
+          return training::train(base_model.string(), triples, config, train_progress(bridge));
+        }));
+      },
+      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
+      py::arg("epochs") = kTrainDefaults.epochs, py::arg("batch_size") = kTrainDefaults.batch_size,
+      py::arg("learning_rate") = kTrainDefaults.learning_rate, py::arg("temperature") = kTrainDefaults.temperature,
+      py::arg("sparsity") = scoring::to_string(kTrainDefaults.sparsity),
+      py::arg("hard_negative_weight") = kTrainDefaults.hard_negative_weight,
+      py::arg("weight_decay") = kTrainDefaults.weight_decay, py::arg("warmup_ratio") = kTrainDefaults.warmup_ratio,
+      py::arg("seed") = kTrainDefaults.seed, py::arg("threads") = kTrainDefaults.threads,
+      py::arg("max_steps") = kTrainDefaults.max_steps, py::arg("query_prefix") = kTrainDefaults.query_prefix,
+      py::arg("model_name") = kTrainDefaults.model_name,
+      py::arg("head_only") = kTrainDefaults.trained_weights == training::TrainedWeights::kHead,
+      py::arg("checkpoint_every") = kTrainDefaults.checkpoint_every, py::arg("resume") = kTrainDefaults.resume,
+      py::arg("dev_triples") = kTrainDefaults.dev_triples, py::arg("dense_model") = kTrainDefaults.dense_model,
+      py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
+}
 
-namespace {
+// The C++ defaults by struct and field, for tests/python/test_defaults.py: every default a
+// training function shows must be one of these.
+py::dict training_defaults() {
+  const auto optimizer_and_loop = [](py::dict d, const training::OptimizerSettings& o, const training::LoopSettings& l) {
+    d["epochs"] = o.epochs;
+    d["batch_size"] = o.batch_size;
+    d["learning_rate"] = o.learning_rate;
+    d["weight_decay"] = o.weight_decay;
+    d["warmup_ratio"] = o.warmup_ratio;
+    d["max_grad_norm"] = o.max_grad_norm;
+    d["seed"] = o.seed;
+    d["threads"] = o.threads;
+    d["output_dir"] = l.output_dir;
+    d["checkpoint_every"] = l.checkpoint_every;
+    d["resume"] = l.resume;
+    d["max_steps"] = l.max_steps;
+    d["eval_every"] = l.eval_every;
+    d["patience"] = l.patience;
+    return d;
+  };
+  const auto& t = kTrainDefaults;
+  py::dict train = optimizer_and_loop(py::dict(), t, t);
+  train["loss"] = training::to_string(t.loss);
+  train["sparsity"] = scoring::to_string(t.sparsity);
+  train["trained_weights"] = training::to_string(t.trained_weights);
+  train["temperature"] = t.temperature;
+  train["hard_negative_weight"] = t.hard_negative_weight;
+  train["query_prefix"] = t.query_prefix;
+  train["model_name"] = t.model_name;
+  train["dev_triples"] = t.dev_triples;
+  train["dense_model"] = t.dense_model;
+  const auto& v = kVerifierDefaults;
+  py::dict verifier = optimizer_and_loop(py::dict(), v, v);
+  verifier["temperature"] = v.temperature;
+  verifier["encoder_learning_rate"] = v.encoder_learning_rate;
+  verifier["encoder_name"] = v.encoder_name;
+  const py::dict shape(py::arg("architecture") = scoring::to_string(kShapeDefaults.architecture),
+                       py::arg("map_size") = kShapeDefaults.map_size, py::arg("width") = kShapeDefaults.width,
+                       py::arg("patch") = kShapeDefaults.patch, py::arg("feed_forward") = kShapeDefaults.feed_forward,
+                       py::arg("dropout") = kShapeDefaults.dropout);
+  py::dict source;
+  source["data"] = training::to_string(kSourceDefaults.data);
+  source["negatives_per_anchor"] = kSourceDefaults.negatives_per_anchor;
+  source["curriculum"] = training::to_string(kSourceDefaults.curriculum);
+  source["stance_count"] = kSourceDefaults.stance_count;
+  source["seed"] = kSourceDefaults.seed;
+  py::dict near_miss;
+  near_miss["min_overlap"] = kNearMissDefaults.min_overlap;
+  near_miss["inverted_negatives"] = kNearMissDefaults.inverted_negatives;
+  py::dict all;
+  all["TrainConfig"] = train;
+  all["VerifierTrainConfig"] = verifier;
+  all["VerifierShape"] = shape;
+  all["TripleSource"] = source;
+  all["NearMissSource"] = near_miss;
+  return all;
+}
 
 std::vector<std::string> edit_names(const std::vector<text::EditKind>& kinds) {
   std::vector<std::string> names;
@@ -219,147 +371,111 @@ void register_training(py::module_& m) {
   m.def("wordnet_antonyms", &text::wordnet_antonyms, py::arg("lemma"), py::arg("part_of_speech"),
         "WordNet direct antonyms of a lemma ('adjective' or 'verb'), most frequent sense first.");
 
-  m.def("load_triples", py::overload_cast<const std::string&>(&training::load_tsv_triples), py::arg("path"),
-        "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");
-  m.def("sick_triples", &training::sick_triples, py::arg("pairs_path"), py::arg("corpus_path"), py::arg("seed") = 42,
-        "SparseCL triples from SICK's pairs_<split>.tsv: one per directed contradiction, an entailed (else the "
-        "most related neutral) sentence as hard negative; corpus_path (corpus.jsonl) names the groups.");
+  m.def(
+      "load_triples", path_first(py::overload_cast<const std::string&>(&training::load_tsv_triples)), py::arg("path"),
+      "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");
+  m.def(
+      "sick_triples",
+      [](const fs::path& pairs_path, const fs::path& corpus_path, std::uint64_t seed) {
+        return training::sick_triples(pairs_path.string(), corpus_path.string(), seed);
+      },
+      py::arg("pairs_path"), py::arg("corpus_path"), py::arg("seed") = kSourceDefaults.seed,
+      "SparseCL triples from SICK's pairs_<split>.tsv: one per directed contradiction, an entailed (else the "
+      "most related neutral) sentence as hard negative; corpus_path (corpus.jsonl) names the groups.");
   m.def(
       "arguana_triples",
-      [](const std::string& dataset_dir, const std::string& qrels_path, const std::string& metadata_path,
+      [](const fs::path& dataset_dir, const fs::path& qrels_path, const fs::path& metadata_path,
          py::ssize_t negatives, std::uint64_t seed) {
         training::ArguAnaTripleOptions options;
-        options.negatives_per_anchor = std::size_t(at_least_one(negatives, "negatives"));
+        options.negatives_per_anchor = at_least_one(negatives, "negatives");
         options.seed = seed;
-        return training::arguana_triples(dataset_dir, qrels_path, metadata_path, options);
+        return training::arguana_triples(dataset_dir.string(), qrels_path.string(), metadata_path.string(),
+                                         options);
       },
       py::arg("dataset_dir"), py::arg("qrels_path"), py::arg("metadata_path"), py::kw_only(),
-      py::arg("negatives") = 1, py::arg("seed") = 42,
+      py::arg("negatives") = kSourceDefaults.negatives_per_anchor, py::arg("seed") = kSourceDefaults.seed,
       "SparseCL triples from ArguAna: argument -> its counter (qrels), hard negatives from the same debate and side.");
-  m.def("sick_near_miss_triples", &training::sick_near_miss_triples, py::arg("pairs_path"),
-        py::arg("min_overlap") = 0.5,
-        "Verifier triples: anchor X, a sentence X entails, and the contradiction of X sharing the most words "
-        "with it (kept when the word overlap >= min_overlap).");
-  m.def("sick_near_miss_pairs", &training::sick_near_miss_pairs, py::arg("pairs_path"), py::arg("min_overlap") = 0.5,
-        "Evaluation pairs: directed entailments (paraphrases) and contradictions with word overlap >= min_overlap "
-        "(near-misses).");
+  m.def(
+      "sick_near_miss_triples", path_first(&training::sick_near_miss_triples), py::arg("pairs_path"), py::arg("min_overlap") = kNearMissDefaults.min_overlap,
+      "Verifier triples: anchor X, a sentence X entails, and the contradiction of X sharing the most words "
+      "with it (kept when the word overlap >= min_overlap).");
+  m.def(
+      "sick_near_miss_pairs", path_first(&training::sick_near_miss_pairs), py::arg("pairs_path"), py::arg("min_overlap") = kNearMissDefaults.min_overlap,
+      "Evaluation pairs: directed entailments (paraphrases) and contradictions with word overlap >= min_overlap "
+      "(near-misses).");
 
-  m.def(
-      "train_sparsecl",
-      [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
-         py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
-         const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
-         std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
-         const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
-         py::object progress) {
-        return train_encoder(training::LossKind::kSparseCL, base_model, triples, output_dir, epochs, batch_size,
-                             learning_rate, temperature, sparsity, hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
-                             progress);
-      },
-      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
-      py::arg("epochs") = kTrainDefaults.epochs, py::arg("batch_size") = kTrainDefaults.batch_size,
-      py::arg("learning_rate") = kTrainDefaults.learning_rate, py::arg("temperature") = kTrainDefaults.temperature,
-      py::arg("sparsity") = "hoyer", py::arg("hard_negative_weight") = kTrainDefaults.hard_negative_weight,
-      py::arg("weight_decay") = kTrainDefaults.weight_decay, py::arg("warmup_ratio") = kTrainDefaults.warmup_ratio,
-      py::arg("seed") = kTrainDefaults.seed, py::arg("threads") = 0, py::arg("max_steps") = 0,
-      py::arg("query_prefix") = py::none(), py::arg("model_name") = "", py::arg("head_only") = false,
-      py::arg("checkpoint_every") = 0,
-      py::arg("resume") = true, py::arg("progress") = false,
-      (std::string("Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
-                   "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
-                   "for cos(E) + alpha * Hoyer(Es) search.\n") +
-       kEncoderTrainingArguments)
-          .c_str());
-  m.def(
-      "train_contrastive",
-      [](const std::string& base_model, const std::vector<Triple>& triples, const std::string& output_dir,
-         py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
-         double hard_negative_weight, double weight_decay, double warmup_ratio, std::uint64_t seed, int threads,
-         py::ssize_t max_steps, py::object query_prefix, const std::string& model_name,
-         bool head_only, py::ssize_t checkpoint_every, bool resume, py::object progress) {
-        return train_encoder(training::LossKind::kContrastive, base_model, triples, output_dir, epochs, batch_size,
-                             learning_rate, temperature, "hoyer", hard_negative_weight, weight_decay, warmup_ratio,
-                             seed, threads, max_steps, optional_text(query_prefix, "query_prefix"), model_name, head_only, checkpoint_every, resume,
-                             progress);
-      },
-      py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
-      py::arg("epochs") = kTrainDefaults.epochs, py::arg("batch_size") = kTrainDefaults.batch_size,
-      py::arg("learning_rate") = kTrainDefaults.learning_rate, py::arg("temperature") = kTrainDefaults.temperature,
-      py::arg("hard_negative_weight") = kTrainDefaults.hard_negative_weight,
-      py::arg("weight_decay") = kTrainDefaults.weight_decay, py::arg("warmup_ratio") = kTrainDefaults.warmup_ratio,
-      py::arg("seed") = kTrainDefaults.seed, py::arg("threads") = 0, py::arg("max_steps") = 0,
-      py::arg("query_prefix") = py::none(),
-      py::arg("model_name") = "", py::arg("head_only") = false, py::arg("checkpoint_every") = 0,
-      py::arg("resume") = true,
-      py::arg("progress") = false,
-      (std::string("Fine-tunes an encoder with cosine InfoNCE / multiple negatives ranking loss (the CL\n"
-                   "baseline; with query_prefix=\"Not true: \" the Prompt+CL baseline). sparsity is not used.\n") +
-       kEncoderTrainingArguments)
-          .c_str());
+  def_encoder_trainer(m, "train_sparsecl", training::LossKind::kSparseCL,
+                      "Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
+                      "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
+                      "for cos(E) + alpha * Hoyer(Es) search.\n");
+  def_encoder_trainer(m, "train_contrastive", training::LossKind::kContrastive,
+                      "Fine-tunes an encoder with cosine InfoNCE / multiple negatives ranking loss (the CL\n"
+                      "baseline; with query_prefix=\"Not true: \" the Prompt+CL baseline). sparsity is used only\n"
+                      "for tuning alpha on dev_triples.\n");
+  m.def("_training_defaults", &training_defaults,
+        "The C++ training defaults by struct and field (TrainConfig, VerifierTrainConfig, VerifierShape, "
+        "TripleSource, NearMissSource), which every training function's defaults are read from.");
 
   m.def(
       "train_verifier",
-      [](const std::shared_ptr<Encoder>& encoder, const std::vector<Triple>& triples, const std::string& output_dir,
+      [](py::object encoder, const std::vector<Triple>& triples, const fs::path& output_dir,
          const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
-         double warmup_ratio, std::uint64_t seed, int threads, std::vector<LabeledPair> dev_pairs,
-         py::ssize_t patience, double encoder_learning_rate, py::ssize_t checkpoint_every, bool resume,
-         py::object progress) {
-        if (!encoder) throw py::type_error("encoder must be an Encoder, not None");
+         double warmup_ratio, std::uint64_t seed, int threads, py::ssize_t max_steps,
+         std::vector<LabeledPair> dev_pairs, py::ssize_t patience, double encoder_learning_rate,
+         py::ssize_t checkpoint_every, bool resume, py::object progress) {
         training::VerifierTrainConfig config;
+        set_optimizer(config, epochs, batch_size, learning_rate, weight_decay, warmup_ratio, seed, threads);
+        set_loop(config, output_dir, max_steps, checkpoint_every, resume);
         config.shape.architecture = scoring::parse_verifier_architecture(architecture);
         config.shape.map_size = map_size;
         config.shape.width = width;
         config.shape.patch = patch;
         config.shape.feed_forward = feed_forward;
         config.shape.dropout = dropout;
-        config.epochs = at_least_one(epochs, "epochs");
-        config.batch_size = at_least_one(batch_size, "batch_size");
-        config.learning_rate = learning_rate;
         config.temperature = temperature;
-        config.weight_decay = weight_decay;
-        config.warmup_ratio = warmup_ratio;
-        config.seed = seed;
-        if (threads < 0) throw py::value_error("threads must be >= 0");
-        config.threads = threads;
         config.dev_pairs = std::move(dev_pairs);
         config.patience = at_least_zero(patience, "patience");
-        config.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
-        config.resume = resume;
-        config.output_dir = output_dir;
         config.encoder_learning_rate = encoder_learning_rate;
-        config.data_description = "python";
+        training::validate(config);  // before loading a model the encoder argument names
+        const std::shared_ptr<Encoder> model = encoder_of(encoder, threads);
         ProgressBridge bridge(progress, "training verifier");
         const auto report = run_released(bridge, [&] {
-          return training::train_verifier(*encoder, triples, config, train_progress(bridge));
+          return training::train_verifier(*model, triples, config, train_progress(bridge));
         });
         py::dict result = report_dict(report);
         result["encoder_dir"] = report.encoder_dir.empty() ? py::object(py::none()) : py::str(report.encoder_dir);
         return result;
       },
-      py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(), py::arg("architecture") = "cnn",
-      py::arg("map_size") = scoring::VerifierShape{}.map_size, py::arg("width") = scoring::VerifierShape{}.width, py::arg("patch") = 8, py::arg("feed_forward") = 32,
-      py::arg("dropout") = 0.1, py::arg("epochs") = kVerifierDefaults.epochs,
+      py::arg("encoder"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
+      py::arg("architecture") = scoring::to_string(kShapeDefaults.architecture),
+      py::arg("map_size") = kShapeDefaults.map_size, py::arg("width") = kShapeDefaults.width,
+      py::arg("patch") = kShapeDefaults.patch, py::arg("feed_forward") = kShapeDefaults.feed_forward,
+      py::arg("dropout") = kShapeDefaults.dropout, py::arg("epochs") = kVerifierDefaults.epochs,
       py::arg("batch_size") = kVerifierDefaults.batch_size, py::arg("learning_rate") = kVerifierDefaults.learning_rate,
       py::arg("temperature") = kVerifierDefaults.temperature, py::arg("weight_decay") = kVerifierDefaults.weight_decay,
       py::arg("warmup_ratio") = kVerifierDefaults.warmup_ratio, py::arg("seed") = kVerifierDefaults.seed,
-      py::arg("threads") = 0, py::arg("dev_pairs") = std::vector<LabeledPair>{},
-      py::arg("patience") = 0, py::arg("encoder_learning_rate") = 0.0, py::arg("checkpoint_every") = 0,
-      py::arg("resume") = true, py::arg("progress") = false,
+      py::arg("threads") = kVerifierDefaults.threads, py::arg("max_steps") = kVerifierDefaults.max_steps,
+      py::arg("dev_pairs") = kVerifierDefaults.dev_pairs, py::arg("patience") = kVerifierDefaults.patience,
+      py::arg("encoder_learning_rate") = kVerifierDefaults.encoder_learning_rate,
+      py::arg("checkpoint_every") = kVerifierDefaults.checkpoint_every, py::arg("resume") = kVerifierDefaults.resume,
+      py::arg("progress") = false,
       R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored
-against every in-batch positive and its own negatives (InfoNCE, temperature 0.1 by default).
+against every in-batch positive and its own negatives (InfoNCE over the scores / temperature).
 
 Arguments:
-    encoder: the Encoder whose token vectors make the maps (never changed itself).
+    encoder: the Encoder whose token vectors make the maps (never changed itself), or a model
+        directory or installed model's name, loaded as Encoder.load does with `threads`.
     triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss.
     output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
     architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
-    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128,
-        default 32, enough for sentence-length texts).
-    width: F3 first-conv channels (reference 128, default 32) / F4 embedding size.
+    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128;
+        the default is enough for sentence-length texts).
+    width: F3 first-conv channels (reference 128) / F4 embedding size.
     patch, feed_forward: F4 sizes.
     dropout: in [0, 1). epochs, batch_size: >= 1. learning_rate, weight_decay, warmup_ratio: AdamW.
+    seed: initialisation and data order. threads: libtorch threads, 0 = all cores.
+    max_steps: stop after this many steps, 0 = all epochs.
     dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
         weights written. patience: stop after this many epochs without a better AUC (0 = never).
     encoder_learning_rate: > 0 trains a copy of the encoder end to end with the verifier at this
@@ -369,20 +485,22 @@ Arguments:
     resume: continue from a checkpoint found in output_dir (same triples and settings, else
         ValueError); False starts afresh.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
+    Every path argument takes a str or an os.PathLike.
 
 Returns:
     dict with steps, resumed_from, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
     best_dev_score, stopped_early, output_dir and encoder_dir (None unless end to end).
 
 Raises:
-    ValueError for bad sizes or settings, KeyboardInterrupt when cancelled. The GIL is released.)");
+    ValueError for bad sizes or settings (checked before a named encoder is loaded),
+    FileNotFoundError for a missing model, KeyboardInterrupt when cancelled. The GIL is released.)");
 
   py::class_<scoring::MapVerifier, std::shared_ptr<scoring::MapVerifier>>(
       m, "MapVerifier", "A learned scorer of token-token cosine maps (F3/F4 or a TorchScript module).")
       .def_static(
           "load",
-          [](const std::string& path) {
-            return std::const_pointer_cast<scoring::MapVerifier>(scoring::load_map_verifier(path));
+          [](const fs::path& path) {
+            return std::const_pointer_cast<scoring::MapVerifier>(scoring::load_map_verifier(path.string()));
           },
           py::arg("path"),
           "A directory written by train_verifier, or a TorchScript file taking (maps [B,3,S,S], valid [B,S,S]).")

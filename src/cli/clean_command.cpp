@@ -5,7 +5,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "corpus_input.h"
+#include "counterpoint/app/corpus_index.h"
+#include "counterpoint/data/corpus_files.h"
 #include "counterpoint/retrieval/corpus_cleaning.h"
 
 namespace counterpoint::cli {
@@ -42,20 +43,22 @@ void add_clean_command(CLI::App& app) {
   cmd->add_flag("--no-guard", a->no_guard, "Do not give identical pairs the guard value");
   cmd->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
   cmd->callback([a] {
-    std::vector<std::string> trusted;
-    for (const auto& q : load_query_file(a->trusted)) trusted.push_back(q.text);
-    const auto corpus = load_documents(a->corpus);
-    auto encoder = load_encoder(a->model, a->threads);
-    auto sparse = load_encoder(a->sparse_model, a->threads);
-    auto documents = cached_corpus_index(a->index, corpus, *encoder, sparse.get());
-    retrieval::check_encoders(*documents, encoder.get(), sparse.get());
-    retrieval::Retriever retriever(documents, encoder, sparse);
     retrieval::CleaningOptions options;
     options.top = a->top;
     if (a->has_threshold) options.threshold = float(a->threshold);
     if (a->has_alpha) options.alpha = float(a->alpha);
     options.candidates = a->candidates;
     options.identical_guard = !a->no_guard;
+    // Everything checkable is checked before the corpus is read or a model loaded.
+    retrieval::validate(options);
+    retrieval::require_cleaning_output(a->out);
+    std::vector<std::string> trusted;
+    for (const auto& q : data::load_query_file(a->trusted)) trusted.push_back(q.text);
+    const auto corpus = data::load_documents(a->corpus);
+    auto encoder = load_encoder(a->model, a->threads);
+    auto sparse = load_encoder(a->sparse_model, a->threads);
+    auto documents = app::cached_corpus_index(a->index, corpus, *encoder, sparse.get());
+    retrieval::Retriever retriever(documents, encoder, sparse);
     const auto report = retrieval::find_contradicted(retriever, trusted, options);
     retrieval::write_cleaned_corpus(a->out, corpus, trusted, report);
     std::cout << report.alpha.describe() << "\n"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "counterpoint/encoder/defaults.h"
+#include "counterpoint/data/beir.h"
 #include "counterpoint/data/run.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/retrieval/retriever.h"
@@ -34,23 +35,39 @@ std::vector<text::EditKind> parse_edit_list(const std::string& list);
 // The inverse, for help texts: "negation-removed,verb-antonym,...".
 std::string edit_list_string(const std::vector<text::EditKind>& kinds);
 
-// Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed.
+// The search options every searching command takes (scorer, alpha, stage 1, fusion, depth,
+// guard, efSearch/nprobe), shown with and defaulting to the library's SearchOptions values.
+struct SearchArgs {
+  retrieval::SearchOptions defaults;
+  std::string scorer, stage1, fusion;
+  float alpha = retrieval::kDefaultAlpha, lambda = 0.0f;
+  std::size_t k = 0, candidates = 0;
+  int ef_search = 0, nprobe = 0;
+  bool no_guard = false;
+  CLI::Option *alpha_option = nullptr, *k_option = nullptr;
+  // The options as given; InvalidArgument for an unknown scorer, stage-1 or fusion name.
+  retrieval::SearchOptions resolve() const;
+};
+void add_search_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
+// Stage 1 alone (stage1, fusion, lambda, candidates), for commands that rank by stage 1.
+void add_stage1_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
+
+std::vector<std::string> query_ids(const std::vector<data::Query>& queries);
+
+// --feature-cache DIR and --no-feature-cache (which empties `folder`).
+void add_feature_cache_options(CLI::App* cmd, std::string& folder);
+
+// Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed, else the folder
+// set-up installed them into.
 std::string default_models_dir();
 // The bundled example corpus: ./examples/corpus, else the installed copy
 // (<prefix>/share/counterpoint/examples/corpus), else the source tree's.
 std::string default_example_corpus();
-// A model given by directory path, or by name under default_models_dir().
-std::string resolve_model(const std::string& name_or_dir);
+// A model given by directory path, or by name (counterpoint::resolve_model), loaded.
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads);
 // A progress line on stderr, redrawn in place.
 ProgressCallback stderr_progress(const std::string& label);
 
-// --checkpoint-every N and --fresh, which every `train` command takes.
-struct CheckpointArgs {
-  std::size_t every = 0;  // 0 = no checkpoints
-  bool fresh = false;     // ignore a checkpoint in --out
-};
-void add_checkpoint_options(CLI::App& cmd, CheckpointArgs& args);
 // Prints "resumed from the checkpoint at step N" when a training continued a checkpoint.
 void print_resumed(std::size_t resumed_from);
 

@@ -2,7 +2,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "corpus_input.h"
+#include "counterpoint/app/corpus_index.h"
+#include "counterpoint/data/corpus_files.h"
 #include "counterpoint/retrieval/retriever.h"
 
 namespace counterpoint::cli {
@@ -15,7 +16,7 @@ void add_index_commands(CLI::App& app) {
     std::string corpus, out, model = kDefaultDenseModel, sparse_model, kind = "flat";
     bool fp16 = false, tokens = false, stem = false;
     int threads = 0;
-    std::size_t batch = 64;
+    std::size_t batch = retrieval::kDocumentsPerStep;
   };
   auto a = std::make_shared<BuildArgs>();
   auto* build = index->add_subcommand("build", "Encode a corpus and write an index directory");
@@ -28,12 +29,12 @@ void add_index_commands(CLI::App& app) {
   build->add_flag("--tokens", a->tokens, "Store per-token embeddings for token-level scorers");
   build->add_flag("--stem", a->stem, "Stem BM25 terms (Snowball English)");
   build->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
-  build->add_option("--batch-size", a->batch, "Texts per encoder batch");
+  build->add_option("--batch-size", a->batch, "Documents encoded per step (texts are length-sorted within a step)");
   build->callback([a] {
     index::DocumentIndex::require_saveable(a->out);  // before minutes of encoding, not after
     auto encoder = load_encoder(a->model, a->threads);
     std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
-    const auto docs = load_documents(a->corpus);
+    const auto docs = data::load_documents(a->corpus);
     index::IndexOptions options = retrieval::index_options_for(*encoder, sparse.get());
     options.sparse_storage = a->fp16 ? index::IndexOptions::SparseStorage::kFloat16
                                      : index::IndexOptions::SparseStorage::kFloat32;

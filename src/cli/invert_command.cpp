@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "corpus_input.h"
+#include "counterpoint/app/corpus_index.h"
+#include "counterpoint/data/corpus_files.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/text/inversion.h"
@@ -55,9 +56,9 @@ void add_invert_command(CLI::App& app) {
   cmd->callback([a] {
     std::vector<std::pair<std::string, std::string>> inputs;  // (id, text)
     if (!a->corpus.empty()) {
-      for (const auto& d : load_documents(a->corpus)) inputs.emplace_back(d.id, data::encoding_text(d));
+      for (const auto& d : data::load_documents(a->corpus)) inputs.emplace_back(d.id, data::encoding_text(d));
     } else if (!a->queries.empty()) {
-      for (const auto& q : load_query_file(a->queries)) inputs.emplace_back(q.id, q.text);
+      for (const auto& q : data::load_query_file(a->queries)) inputs.emplace_back(q.id, q.text);
     }
     for (std::size_t i = 0; i < a->texts.size(); ++i) inputs.emplace_back("t" + std::to_string(i + 1), a->texts[i]);
     if (inputs.empty()) throw InvalidArgument("nothing to invert: give texts, --corpus or --queries");

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/app/corpus_index.h"
 #include "counterpoint/core/version.h"
 
 namespace counterpoint::cli {
@@ -26,25 +27,15 @@ std::string first_existing(const std::vector<std::string>& candidates) {
 
 }  // namespace
 
-std::string default_models_dir() {
-  // Without $COUNTERPOINT_MODELS: ./models/installed (a repository checkout), else the checkout
-  // this binary was built from, so that commands work from any directory.
-  return models_directory(std::string(COUNTERPOINT_SOURCE_DIR) + "/models/installed");
-}
+std::string default_models_dir() { return models_directory(); }
 
 std::string default_example_corpus() {
   return first_existing({"examples/corpus", executable_dir() + "/../share/counterpoint/examples/corpus",
                          std::string(COUNTERPOINT_SOURCE_DIR) + "/examples/corpus"});
 }
 
-std::string resolve_model(const std::string& name_or_dir) {
-  return counterpoint::resolve_model(name_or_dir, std::string(COUNTERPOINT_SOURCE_DIR) + "/models/installed");
-}
-
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads) {
-  EncoderConfig config;
-  config.threads = threads;
-  return Encoder::load(resolve_model(name_or_dir), config);
+  return app::load_model(name_or_dir, threads);
 }
 
 ProgressCallback stderr_progress(const std::string& label) {
@@ -52,12 +43,6 @@ ProgressCallback stderr_progress(const std::string& label) {
     std::cerr << "\r" << label << ": " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
     return true;
   };
-}
-
-void add_checkpoint_options(CLI::App& cmd, CheckpointArgs& args) {
-  cmd.add_option("--checkpoint-every", args.every,
-                 "Write <out>/checkpoint every N steps; rerunning the same command resumes from it");
-  cmd.add_flag("--fresh", args.fresh, "Ignore a checkpoint in --out and start afresh");
 }
 
 void print_resumed(std::size_t resumed_from) {

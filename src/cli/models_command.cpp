@@ -1,6 +1,4 @@
 // `counterpoint models list|verify`: what is installed and whether it is intact.
-#include <dirent.h>
-
 #include <iomanip>
 #include <iostream>
 
@@ -53,17 +51,7 @@ void add_models_commands(CLI::App& app) {
   auto dir = std::make_shared<std::string>(default_models_dir());
   list->add_option("--models", *dir, "Directory holding model directories");
   list->callback([dir] {
-    DIR* d = ::opendir(dir->c_str());
-    if (!d) throw FileNotFound("models directory not found: " + *dir);
-    std::vector<std::string> names;
-    while (auto* entry = ::readdir(d)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != ".." && path_exists(join_path(join_path(*dir, name), "manifest.json"))) {
-        names.push_back(name);
-      }
-    }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
+    const auto names = installed_models(*dir);
     if (names.empty()) std::cout << "no models in " << *dir << "\n";
     for (const auto& name : names) print_model(join_path(*dir, name));
   });

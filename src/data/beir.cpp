@@ -36,36 +36,45 @@ std::string encoding_text(const Document& document) {
   return document.title + " " + document.text;
 }
 
-std::vector<Document> load_corpus(const std::string& path) {
-  std::vector<Document> corpus;
+namespace {
+
+// One JSON object per line, each made into a record by `make`, ids unique: the discipline of
+// corpus.jsonl and queries.jsonl.
+template <typename Record, typename Make>
+std::vector<Record> load_records(const std::string& path, Make make) {
+  std::vector<Record> records;
   std::set<std::string> seen;
   for_each_jsonl(path, [&](const nlohmann::json& value, std::size_t line) {
     require_jsonl_object(value, path, line);
+    Record record = make(value, line);
+    require_unique(seen, record.id, path, line);
+    records.push_back(std::move(record));
+  });
+  return records;
+}
+
+}  // namespace
+
+std::vector<Document> load_corpus(const std::string& path) {
+  return load_records<Document>(path, [&](const nlohmann::json& value, std::size_t line) {
     Document document;
     document.id = jsonl_id(value, "_id", path, line);
     document.title = jsonl_optional_string(value, "title", path, line);
     document.text = jsonl_string(value, "text", path, line);
-    require_unique(seen, document.id, path, line);
-    corpus.push_back(std::move(document));
+    return document;
   });
-  return corpus;
 }
 
 std::vector<Query> load_queries(const std::string& path) {
-  std::vector<Query> queries;
-  std::set<std::string> seen;
-  for_each_jsonl(path, [&](const nlohmann::json& value, std::size_t line) {
-    require_jsonl_object(value, path, line);
+  return load_records<Query>(path, [&](const nlohmann::json& value, std::size_t line) {
     Query query;
     query.id = jsonl_id(value, "_id", path, line);
     query.text = jsonl_string(value, "text", path, line);
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (it.key() != "_id" && it.key() != "text") query.extra[it.key()] = it.value();
     }
-    require_unique(seen, query.id, path, line);
-    queries.push_back(std::move(query));
+    return query;
   });
-  return queries;
 }
 
 Qrels load_qrels(const std::string& path) {

@@ -71,4 +71,32 @@ std::vector<Document> load_tsv_documents(const std::string& path) {
   return corpus;
 }
 
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+std::vector<Document> load_documents(const std::string& path) {
+  const std::string beir_corpus = join_path(path, "corpus.jsonl");
+  if (path_exists(beir_corpus)) return load_corpus(beir_corpus);
+  if (ends_with(path, ".tsv")) return load_tsv_documents(path);
+  return load_jsonl_documents(path);
+}
+
+std::vector<Query> load_query_file(const std::string& path) {
+  if (ends_with(path, ".jsonl")) return load_queries(path);
+  const std::string bytes = read_file(path);
+  std::vector<Query> queries;
+  for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
+    if (line.text.empty()) continue;
+    detail::require_text(line.text, path, line.number);
+    Query q;
+    q.id = "q" + std::to_string(queries.size() + 1);
+    q.text = std::string(line.text);
+    queries.push_back(std::move(q));
+  }
+  return queries;
+}
+
 }  // namespace counterpoint::data

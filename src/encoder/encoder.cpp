@@ -5,7 +5,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <numeric>
 #include <thread>
 
@@ -103,6 +105,13 @@ void scatter_rows(const torch::Tensor& batch_rows, const std::vector<std::size_t
                       std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");
   }
   const float* src = pooled.data_ptr<float>();
+  // A model file is input: NaN or infinity would reach an index or a score silently.
+  for (std::size_t i = 0; i < positions.size() * out.cols(); ++i) {
+    if (!std::isfinite(src[i])) {
+      throw CorruptFile("model " + model + " produced a non-finite embedding (NaN or infinity); its weights are "
+                        "damaged or the network is not one this library can run");
+    }
+  }
   for (std::size_t i = 0; i < positions.size(); ++i) {
     std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));
   }
@@ -115,7 +124,21 @@ std::string models_directory(const std::string& fallback_models_dir) {
   if (env && *env) return env;
   if (path_exists("models/installed")) return "models/installed";
   if (!fallback_models_dir.empty() && path_exists(fallback_models_dir)) return fallback_models_dir;
+  if (path_exists(COUNTERPOINT_INSTALLED_MODELS_DIR)) return COUNTERPOINT_INSTALLED_MODELS_DIR;
   return "models/installed";
+}
+
+std::vector<std::string> installed_models(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::directory_iterator entries(dir, error);
+  if (error) throw FileNotFound("models directory not found: " + dir);
+  std::vector<std::string> names;
+  for (const auto& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    if (path_exists(join_path(join_path(dir, name), "manifest.json"))) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir) {
@@ -174,6 +197,57 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
   });
   if (report) *report = local;
   return out;
+}
+
+Matrix Encoder::pooled_features(const std::vector<std::string>& texts, const EncodeOptions& options) const {
+  Matrix out(texts.size(), model_->pooled_width());
+  const std::string& prefix = prefix_for(manifest_, options);
+  c10::InferenceMode guard;
+  std::lock_guard<std::mutex> lock(model_->mutex());
+  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
+                                               const std::vector<std::size_t>& positions) {
+    scatter_rows(model_->pooled_features(model_->tokenize(batch_texts, prefix)), positions, manifest_.name, out);
+  });
+  return out;
+}
+
+Matrix Encoder::rows_from_features(MatrixView features, bool normalize) const {
+  if (features.cols != model_->pooled_width()) {
+    throw InvalidArgument("pooled features of " + manifest_.name + " are " + std::to_string(model_->pooled_width()) +
+                          " wide, got " + std::to_string(features.cols));
+  }
+  Matrix out(features.rows, manifest_.embedding_dim);
+  if (features.rows == 0) return out;
+  c10::InferenceMode guard;
+  std::lock_guard<std::mutex> lock(model_->mutex());
+  const torch::Tensor input =
+      torch::from_blob(const_cast<float*>(features.data), {int64_t(features.rows), int64_t(features.cols)},
+                       torch::kFloat32);
+  std::vector<std::size_t> positions(features.rows);
+  std::iota(positions.begin(), positions.end(), 0);
+  scatter_rows(model_->apply_head(input, normalize), positions, manifest_.name, out);
+  return out;
+}
+
+std::size_t Encoder::pooled_width() const { return model_->pooled_width(); }
+
+std::string Encoder::feature_key(const EncodeOptions& options) const {
+  const auto sha = [&](const std::string& file) {
+    auto it = manifest_.files.find(file);
+    return it == manifest_.files.end() ? std::string("unverified:") + file : it->second;
+  };
+  // Every field is length-prefixed so that no two settings spell the same key.
+  std::string description;
+  const auto add = [&](const std::string& field) { description += std::to_string(field.size()) + ":" + field + ";"; };
+  add("counterpoint-features/1");
+  add(sha(model_->network_file()));
+  add(manifest_.tokenizer_kind);
+  add(sha(manifest_.tokenizer_file));
+  add(manifest_.lowercase ? "lowercase" : "cased");
+  add(to_string(manifest_.pooling));
+  add(std::to_string(manifest_.max_length));
+  add(prefix_for(manifest_, options));
+  return sha256_hex(description);
 }
 
 bool Encoder::shares_network_with(const Encoder& other) const {

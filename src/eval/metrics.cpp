@@ -139,8 +139,14 @@ std::size_t required_depth(const std::vector<std::string>& metrics, const Qrels&
 
 EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
                     const std::vector<std::string>& metrics, const EvalOptions& options) {
+  // A metric named twice (or in two spellings, "p@r" and "r-precision") is computed and reported
+  // once: adding it twice into one mean would report 2.0.
   std::vector<Metric> parsed;
-  for (const std::string& name : metrics) parsed.push_back(parse_metric(name));
+  std::set<std::string> named;
+  for (const std::string& name : metrics) {
+    Metric metric = parse_metric(name);
+    if (named.insert(metric.name).second) parsed.push_back(std::move(metric));
+  }
 
   EvalResult result;
   for (const Metric& metric : parsed) result.mean[metric.name] = 0.0;

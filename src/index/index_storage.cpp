@@ -256,14 +256,42 @@ class Cursor {
 
 }  // namespace
 
+namespace {
+
+// Saving replaces the target folder whole, so it may only replace an empty folder or an index
+// this library wrote (its header.json names the format): never a folder of the user's files, a
+// corpus or a model.
+void require_replaceable(const fs::path& target) {
+  std::error_code ec;
+  if (!fs::exists(target, ec)) return;
+  if (!fs::is_directory(target, ec)) {
+    throw IoError("cannot save an index to " + target.string() + ": " + target.string() +
+                  " exists and is not a directory");
+  }
+  if (fs::is_empty(target, ec)) return;
+  const fs::path header = target / kHeaderFile;
+  try {
+    if (fs::is_regular_file(header, ec) &&
+        read_json_document(header.string(), kMaxHeaderBytes).value("format", std::string()) == kFormat) {
+      return;
+    }
+  } catch (const Error&) {
+    // An unreadable header is no proof that the folder is an index: refused below.
+  } catch (const nlohmann::json::exception&) {
+  }
+  throw InvalidArgument("cannot save an index to " + target.string() +
+                        ": the folder holds files that are not a counterpoint index, and saving replaces the "
+                        "folder whole; choose a new or empty folder");
+}
+
+}  // namespace
+
 void DocumentIndex::require_saveable(const std::string& dir) {
   const SavePaths paths = save_paths(dir);
   const fs::path& target = paths.target;
   const fs::path& parent = paths.parent;
   std::error_code ec;
-  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) {
-    throw IoError("cannot save an index to " + target.string() + ": it exists and is not a directory");
-  }
+  require_replaceable(target);
   fs::create_directories(parent, ec);
   if (ec) throw IoError("cannot save an index to " + target.string() + ": cannot create " + parent.string() + ": " + ec.message());
   const fs::path probe = paths.working("probe");
@@ -282,6 +310,7 @@ void DocumentIndex::save(const std::string& dir) const {
   const fs::path& parent = paths.parent;
   const fs::path fresh = paths.working(std::to_string(save_counter++));
   std::error_code ec;
+  require_replaceable(target);
   fs::create_directories(parent, ec);
   remove_stale_saves(parent, target);
   if (!fs::create_directory(fresh, ec) || ec) {

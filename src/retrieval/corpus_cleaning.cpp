@@ -12,15 +12,34 @@
 
 namespace counterpoint::retrieval {
 
-CleaningReport find_contradicted(const Retriever& retriever, const std::vector<std::string>& trusted,
-                                 const CleaningOptions& options) {
-  if (trusted.empty()) throw InvalidArgument("corpus cleaning: no trusted texts");
+void validate(const CleaningOptions& options) {
   if (!options.threshold && options.top == 0) {
     throw InvalidArgument("corpus cleaning: top must be >= 1 (or give a threshold)");
   }
   if (options.threshold && !std::isfinite(*options.threshold)) {
     throw InvalidArgument("corpus cleaning: the threshold must be finite");
   }
+  if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("corpus cleaning: alpha must be finite");
+  if (options.candidates == 0) throw InvalidArgument("corpus cleaning: candidates must be >= 1");
+  if (!options.threshold && options.candidates < options.top) {
+    throw InvalidArgument("corpus cleaning: candidates (" + std::to_string(options.candidates) +
+                          ") must be >= top (" + std::to_string(options.top) + "): each removal is one of them");
+  }
+}
+
+void require_cleaning_output(const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::exists(out_dir, error) && (!fs::is_directory(out_dir, error) || !fs::is_empty(out_dir, error))) {
+    throw InvalidArgument("corpus cleaning: " + out_dir +
+                          " exists and is not an empty directory; the cleaned corpus goes to a new directory");
+  }
+}
+
+CleaningReport find_contradicted(const Retriever& retriever, const std::vector<std::string>& trusted,
+                                 const CleaningOptions& options) {
+  if (trusted.empty()) throw InvalidArgument("corpus cleaning: no trusted texts");
+  validate(options);
   if (!retriever.sparse_encoder()) {
     throw InvalidArgument("corpus cleaning needs a sparse-aware encoder (Es): it removes by cos + alpha * sparsity");
   }
@@ -68,12 +87,8 @@ void write_cleaned_corpus(const std::string& out_dir, const std::vector<data::Do
                           const std::vector<std::string>& trusted, const CleaningReport& report) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (fs::exists(out_dir, error)) {
-    if (!fs::is_directory(out_dir, error) || !fs::is_empty(out_dir, error)) {
-      throw InvalidArgument("corpus cleaning: " + out_dir +
-                            " exists and is not an empty directory; the cleaned corpus goes to a new directory");
-    }
-  } else if (!fs::create_directories(out_dir, error) || error) {
+  require_cleaning_output(out_dir);
+  if (!fs::exists(out_dir, error) && (!fs::create_directories(out_dir, error) || error)) {
     throw IoError("corpus cleaning: cannot create " + out_dir + ": " + error.message());
   }
   std::unordered_map<std::string, const Removal*> removal_of;

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/encoder/feature_cache.h"
 
 namespace counterpoint::retrieval {
 
@@ -26,6 +27,17 @@ Fusion parse_fusion(const std::string& name) {
   if (name == "rrf") return Fusion::kReciprocalRank;
   throw InvalidArgument("unknown fusion '" + name + "' (expected rsf or rrf)");
 }
+
+std::string to_string(Stage1 stage1) {
+  switch (stage1) {
+    case Stage1::kDense: return "dense";
+    case Stage1::kBm25: return "bm25";
+    case Stage1::kHybrid: return "hybrid";
+  }
+  return "dense";
+}
+
+std::string to_string(Fusion fusion) { return fusion == Fusion::kRelativeScore ? "rsf" : "rrf"; }
 
 void set_scorer(SearchOptions& options, const std::string& name) {
   if (name == "cosine") { options.scorer = Scorer::kCosine; return; }
@@ -82,6 +94,30 @@ std::vector<float> min_max(const std::vector<float>& scores) {
   return out;
 }
 
+// Stage 2's one ordering rule: the best `k` by final score, ties by `tie` ascending (the slot for
+// the index's own candidates, the position for candidates found elsewhere); `hit(i)` assembles
+// candidate i's components and the score is set here.
+template <typename MakeHit>
+std::vector<Hit> ranked_hits(const std::vector<float>& final_score, const std::vector<std::int64_t>& tie,
+                             std::size_t k, MakeHit hit) {
+  const std::size_t n = final_score.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  const std::size_t keep = std::min(k, n);
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(), [&](std::size_t a, std::size_t b) {
+    if (final_score[a] != final_score[b]) return final_score[a] > final_score[b];
+    return tie[a] < tie[b];
+  });
+  std::vector<Hit> hits;
+  hits.reserve(keep);
+  for (std::size_t r = 0; r < keep; ++r) {
+    Hit h = hit(order[r]);
+    h.score = final_score[order[r]];
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
 }  // namespace
 
 struct Retriever::Candidates {
@@ -103,7 +139,7 @@ Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::sha
 }
 
 EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
-                                         const std::string* prefix_override) const {
+                                         const std::string* prefix_override, FeatureCache* cache) const {
   if (!encoder_) throw InvalidArgument("Retriever: no encoder, so queries must be passed encoded");
   EncodeOptions encode;
   encode.role = TextRole::kQuery;
@@ -113,9 +149,10 @@ EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries
   if (options.scorer == Scorer::kSparsity) {
     if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
     // One forward pass when Es is a head over E's network.
-    std::tie(out.dense, out.sparse) = Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
+    std::tie(out.dense, out.sparse) = cache ? cache->encode_both(*encoder_, *sparse_encoder_, queries, encode)
+                                            : Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
   } else {
-    out.dense = encoder_->encode(queries, encode);
+    out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
   }
   if (uses_tokens(options.scorer)) out.tokens = encoder_->encode_tokens(queries, encode);
   return out;
@@ -133,7 +170,7 @@ void Retriever::validate(const EncodedQueries& queries, const SearchOptions& opt
     throw InvalidArgument("candidates (K = " + std::to_string(options.candidates) +
                           ") must be >= k (" + std::to_string(options.k) + ")");
   }
-  if (!std::isfinite(options.alpha)) throw InvalidArgument("alpha must be finite");
+  if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("alpha must be finite");
   if (!std::isfinite(options.fusion_lambda)) throw InvalidArgument("fusion_lambda must be finite");
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   if (options.stage1 != Stage1::kBm25) {
@@ -232,7 +269,7 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
 }
 
 std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q, Candidates& c,
-                                   const SearchOptions& options) const {
+                                   const SearchOptions& options, float alpha) const {
   const std::size_t n = c.slots.size();
   std::vector<float> sparsity(n, 0.0f), token(n, 0.0f), final_score = c.stage1;
   if (options.scorer == Scorer::kSparsity && n > 0) {
@@ -247,7 +284,7 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
                                         sparsity.data());
       }
     });
-    scoring::final_scores(c.stage1.data(), sparsity.data(), n, options.alpha, final_score.data());
+    scoring::final_scores(c.stage1.data(), sparsity.data(), n, alpha, final_score.data());
   } else if (uses_tokens(options.scorer) && n > 0) {
     std::vector<Matrix> maps;
     maps.reserve(n);
@@ -264,34 +301,24 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
     final_score = token;
   }
 
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  const std::size_t keep = std::min(options.k, n);
-  std::partial_sort(order.begin(), order.begin() + keep, order.end(), [&](std::size_t a, std::size_t b) {
-    if (final_score[a] != final_score[b]) return final_score[a] > final_score[b];
-    return c.slots[a] < c.slots[b];
-  });
-  std::vector<Hit> hits;
-  hits.reserve(keep);
-  for (std::size_t r = 0; r < keep; ++r) {
-    const std::size_t i = order[r];
-    Hit h;
-    h.slot = c.slots[i];
-    h.id = index_->id(h.slot);
-    h.score = final_score[i];
-    h.cosine = c.cosine[i];
-    h.sparsity = sparsity[i];
-    h.bm25 = c.bm25[i];
-    h.stage1 = c.stage1[i];
-    h.token = token[i];
-    hits.push_back(std::move(h));
-  }
-  return hits;
+  return ranked_hits(final_score, std::vector<std::int64_t>(c.slots.begin(), c.slots.end()), options.k,
+                     [&](std::size_t i) {
+                       Hit h;
+                       h.slot = c.slots[i];
+                       h.id = index_->id(h.slot);
+                       h.cosine = c.cosine[i];
+                       h.sparsity = sparsity[i];
+                       h.bm25 = c.bm25[i];
+                       h.stage1 = c.stage1[i];
+                       h.token = token[i];
+                       return h;
+                     });
 }
 
 std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& queries,
                                                         const SearchOptions& options) const {
   validate(queries, options);
+  const float alpha = options.scorer == Scorer::kSparsity ? alpha_for(options).value : 0.0f;
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   std::vector<std::vector<Hit>> results(n);
   if (n == 0 || index_->size() == 0) return results;
@@ -314,7 +341,7 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   for (std::size_t q = 0; q < n; ++q) {
     try {
       Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
-      results[q] = stage2(queries, q, c, options);
+      results[q] = stage2(queries, q, c, options, alpha);
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
@@ -322,6 +349,59 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   }
   if (failure) std::rethrow_exception(failure);
   return results;
+}
+
+AlphaChoice Retriever::alpha_for(const SearchOptions& options) const {
+  return choose_alpha(options.alpha, sparse_encoder_.get());
+}
+
+std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
+                        const Encoder* sparse_encoder, const std::vector<std::string>& exclude) {
+  if (options.k == 0) throw InvalidArgument("k must be >= 1");
+  if (options.scorer != Scorer::kCosine && options.scorer != Scorer::kSparsity) {
+    throw InvalidArgument("rerank scores candidates found elsewhere by cosine or cosine + alpha * sparsity; scorer '" +
+                          to_string(options.scorer) + "' needs the index's token rows");
+  }
+  const std::size_t n = candidates.ids.size();
+  if (candidates.stage1.size() != n) {
+    throw InvalidArgument("rerank: " + std::to_string(candidates.stage1.size()) + " stage-1 scores for " +
+                          std::to_string(n) + " candidate ids");
+  }
+  for (float s : candidates.stage1) {
+    if (!std::isfinite(s)) throw InvalidArgument("rerank: stage-1 scores must be finite");
+  }
+  const float alpha = options.scorer == Scorer::kSparsity ? choose_alpha(options.alpha, sparse_encoder).value : 0.0f;
+  const std::unordered_set<std::string> excluded(exclude.begin(), exclude.end());
+  std::vector<std::size_t> kept;  // candidate positions that may be returned, in the store's order
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!excluded.count(candidates.ids[i])) kept.push_back(i);
+  }
+  std::vector<float> stage1(kept.size()), sparsity(kept.size(), 0.0f);
+  for (std::size_t j = 0; j < kept.size(); ++j) stage1[j] = candidates.stage1[kept[j]];
+  std::vector<float> final_score = stage1;
+  if (options.scorer == Scorer::kSparsity && n > 0) {
+    const std::size_t d = candidates.sparse_dim;
+    if (sparse_query == nullptr || d == 0 || (candidates.sparse == nullptr) == (candidates.sparse_f16 == nullptr)) {
+      throw InvalidArgument("rerank with a sparsity scorer needs Es(q) and one Es row per candidate (float32 or float16)");
+    }
+    std::vector<std::int64_t> rows(kept.begin(), kept.end());
+    const MatrixView query(sparse_query, 1, d);
+    if (candidates.sparse_f16 != nullptr) {
+      scoring::sparsity_scores_gather_f16(query, candidates.sparse_f16, n, rows.data(), rows.size(), options.sparsity,
+                                          sparsity.data());
+    } else {
+      scoring::sparsity_scores_gather(query, candidates.sparse, n, rows.data(), rows.size(), options.sparsity,
+                                      sparsity.data());
+    }
+    scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha, final_score.data());
+  }
+  return ranked_hits(final_score, std::vector<std::int64_t>(kept.begin(), kept.end()), options.k, [&](std::size_t j) {
+    Hit h;
+    h.id = candidates.ids[kept[j]];
+    h.cosine = h.stage1 = stage1[j];
+    h.sparsity = sparsity[j];
+    return h;
+  });
 }
 
 std::string AlphaChoice::describe() const {
@@ -333,6 +413,7 @@ std::string AlphaChoice::describe() const {
     case Source::kDefault:
       out << " (default: " << (model.empty() ? std::string("no sparse model") : model + " records none") << ")";
       break;
+    case Source::kTuned: out << " (tuned by " << tuned_by << ")"; break;
   }
   return out.str();
 }
@@ -357,6 +438,14 @@ AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encod
   choice.value = recorded.get<float>();
   choice.source = AlphaChoice::Source::kRecorded;
   return choice;
+}
+
+std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha) {
+  std::string line = "scorer " + to_string(options.scorer);
+  if (options.scorer == Scorer::kSparsity) {
+    line += " (" + scoring::to_string(options.sparsity.function) + "), " + alpha.describe();
+  }
+  return line;
 }
 
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder) {
@@ -394,7 +483,7 @@ index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* spa
 
 void add_documents(index::DocumentIndex& index, const std::vector<std::string>& texts,
                    const std::vector<std::string>& ids, const Encoder& encoder, const Encoder* sparse_encoder,
-                   std::size_t batch_size, const ProgressCallback& progress) {
+                   std::size_t batch_size, const ProgressCallback& progress, FeatureCache* cache) {
   if (ids.size() != texts.size()) {
     throw InvalidArgument("add_documents: " + std::to_string(ids.size()) + " ids for " +
                           std::to_string(texts.size()) + " texts");
@@ -436,12 +525,14 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
       std::copy(rows.values().begin(), rows.values().end(), into.row(start));
     };
     if (sparse_encoder) {
-      // One forward pass when Es is a head over E's network.
-      auto [e, es] = Encoder::encode_both(encoder, *sparse_encoder, batch_texts, encode);
+      // One forward pass when Es is a head over E's network, none for texts the cache holds.
+      auto [e, es] = cache ? cache->encode_both(encoder, *sparse_encoder, batch_texts, encode)
+                           : Encoder::encode_both(encoder, *sparse_encoder, batch_texts, encode);
       stage(e, dense, "encoder");
       stage(es, sparse, "sparse encoder");
     } else {
-      stage(encoder.encode(batch_texts, encode), dense, "encoder");
+      stage(cache ? cache->encode(encoder, batch_texts, encode) : encoder.encode(batch_texts, encode), dense,
+            "encoder");
     }
     if (tokens) {
       for (Matrix& m : encoder.encode_tokens(batch_texts, encode)) token_rows.push_back(std::move(m));

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
 #include "counterpoint/text/words.h"
 #include "sick_relations.h"
 
@@ -77,6 +78,20 @@ std::vector<LabeledPair> sick_near_miss_pairs(const std::string& pairs_path, dou
     }
   }
   return pairs;
+}
+
+void validate(const NearMissSource& source) {
+  require_overlap_threshold(source.min_overlap);
+  if (source.inverted_negatives && source.inverted_edits.empty()) {
+    throw InvalidArgument("inverted negatives need at least one edit kind");
+  }
+  if (source.pairs.empty()) throw InvalidArgument("near-miss triples need a pairs file (pairs_<split>.tsv)");
+  require_regular_file(source.pairs);
+  if (!source.dev_pairs.empty()) require_regular_file(source.dev_pairs);
+}
+
+std::string describe(const NearMissSource& source) {
+  return "sick-near-miss:" + source.pairs + (source.inverted_negatives ? " +inverted-negatives" : "");
 }
 
 }  // namespace counterpoint::training

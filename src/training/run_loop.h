@@ -23,7 +23,12 @@ namespace counterpoint::training::detail {
 // negative counts; returns that count.
 std::size_t require_uniform_triples(const std::vector<Triple>& triples, const std::string& caller);
 
-// InvalidArgument naming `config` (e.g. "TrainConfig") and the first bad field.
+// InvalidArgument naming `config` (e.g. "TrainConfig") when `dir` is empty; IoError when it is a
+// file, lies under one, or the directory it would be made in is not writable.
+void require_output_directory(const std::string& dir, const std::string& config);
+
+// InvalidArgument naming `config` (e.g. "TrainConfig") and the first bad field; the output
+// directory as require_output_directory checks it.
 void require_valid(const OptimizerSettings& optimizer, const LoopSettings& loop, double temperature,
                    const std::string& config);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <unordered_map>
 
@@ -13,12 +14,13 @@
 #include "counterpoint/core/threads.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/feature_cache.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "counterpoint/eval/retrieval_task.h"
 #include "fine_tuning.h"
 #include "run_loop.h"
 
 namespace counterpoint::training {
-
 
 LossKind parse_loss_kind(const std::string& name) {
   if (name == "sparsecl") return LossKind::kSparseCL;
@@ -39,11 +41,6 @@ TrainedWeights parse_trained_weights(const std::string& name) {
 std::string to_string(TrainedWeights weights) { return weights == TrainedWeights::kHead ? "head" : "network"; }
 
 namespace {
-
-void validate(const std::vector<Triple>& triples, const TrainConfig& c) {
-  detail::require_uniform_triples(triples, "train");
-  detail::require_valid(c, c, c.temperature, "TrainConfig");
-}
 
 void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::string& origin) {
   torch::NoGradGuard no_grad;
@@ -77,23 +74,33 @@ nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const Trai
 }
 
 // Pooled features of every distinct text in one role, computed once with the network frozen
-// (head-only training).
+// (head-only training), or read from a FeatureCache that holds them.
 class FrozenFeatures {
  public:
-  FrozenFeatures(TorchTextModel& model, std::vector<std::string> texts, const std::string& prefix) {
+  FrozenFeatures(const Encoder& encoder, std::vector<std::string> texts, const std::string& prefix,
+                 FeatureCache* cache) {
     std::sort(texts.begin(), texts.end());
     texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
-    // Similar lengths share a batch, so padding costs little.
-    std::stable_sort(texts.begin(), texts.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> parts;
-    constexpr std::size_t kBatch = 32;
-    for (std::size_t start = 0; start < texts.size(); start += kBatch) {
-      const std::vector<std::string> batch(texts.begin() + long(start),
-                                           texts.begin() + long(std::min(texts.size(), start + kBatch)));
-      parts.push_back(model.pooled_features(model.tokenize(batch, prefix)).to(torch::kFloat32));
+    if (cache) {
+      EncodeOptions options;
+      options.prefix_override = &prefix;
+      Matrix rows = cache->features(encoder, texts, options);
+      features_ = torch::from_blob(rows.data(), {int64_t(rows.rows()), int64_t(rows.cols())}, torch::kFloat32).clone();
+    } else {
+      // Similar lengths share a batch, so padding costs little.
+      std::stable_sort(texts.begin(), texts.end(),
+                       [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+      TorchTextModel& model = encoder.model();
+      torch::NoGradGuard no_grad;
+      std::vector<torch::Tensor> parts;
+      constexpr std::size_t kBatch = 32;
+      for (std::size_t start = 0; start < texts.size(); start += kBatch) {
+        const std::vector<std::string> batch(texts.begin() + long(start),
+                                             texts.begin() + long(std::min(texts.size(), start + kBatch)));
+        parts.push_back(model.pooled_features(model.tokenize(batch, prefix)).to(torch::kFloat32));
+      }
+      features_ = torch::cat(parts);
     }
-    features_ = torch::cat(parts);
     for (std::size_t i = 0; i < texts.size(); ++i) row_[texts[i]] = int64_t(i);
   }
   torch::Tensor rows(const std::vector<std::string>& texts) const {
@@ -140,11 +147,46 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
                                                                                 : detail::NetworkWeights::kTrained);
 }
 
+// InvalidArgument when the run would write its model over the base model's directory.
+void require_output_is_not_base(const std::string& base_dir, const TrainConfig& config) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(base_dir, config.output_dir, ec)) {
+    throw InvalidArgument("TrainConfig.output_dir " + config.output_dir + " is the base model's directory");
+  }
+}
+
+// Tunes alpha for cos(E) + alpha * sparsity(Es) on the dev triples, with the model just written
+// to config.output_dir as Es, and records it in that model's manifest.
+void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& config, EncoderTrainReport& report) {
+  EncoderConfig encoder_config;
+  encoder_config.threads = config.threads;
+  const auto dense = Encoder::load(resolve_model(config.dense_model), encoder_config);
+  const auto sparse = Encoder::load(config.output_dir, encoder_config);
+  const eval::AlphaSearch search;
+  report.alpha_tuning = eval::tune_alpha_on_task(dev_task(dev), dense, sparse, config.sparsity, search);
+  report.dense_model = dense->manifest().name;
+  eval::record_tuned_alpha(config.output_dir, *report.alpha_tuning, search,
+                           {{"triples", config.dev_triples}, {"dense_model", report.dense_model}});
+}
+
 }  // namespace
 
-TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
-                  const TrainProgressCallback& progress) {
-  validate(triples, config);
+void validate(const TrainConfig& c) {
+  detail::require_valid(c, c, c.temperature, "TrainConfig");
+  if (!std::isfinite(c.hard_negative_weight)) throw InvalidArgument("TrainConfig.hard_negative_weight must be finite");
+  if (c.dev_triples.empty()) return;
+  for (const auto& file : c.dev_triples) require_regular_file(file);
+  resolve_model(c.dense_model);
+}
+
+EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
+                         const TrainProgressCallback& progress) {
+  validate(config);
+  detail::require_uniform_triples(triples, "train");
+  require_output_is_not_base(encoder.directory(), config);
+  // Read now, so that a malformed dev file stops the run before training rather than after.
+  const std::vector<Triple> dev = config.dev_triples.empty() ? std::vector<Triple>{}
+                                                             : load_tsv_triples(config.dev_triples);
   const detail::BatchPlan plan = detail::plan_batches(triples, config, config, "train");
   torch::set_num_threads(resolve_threads(config.threads, "threads"));
   TorchTextModel& model = encoder.model();
@@ -176,8 +218,10 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
       documents.push_back(t.positive);
       documents.insert(documents.end(), t.negatives.begin(), t.negatives.end());
     }
-    anchor_features.emplace(model, std::move(anchors), query_prefix);
-    document_features.emplace(model, std::move(documents), manifest.document_prefix);
+    std::optional<FeatureCache> cache;
+    if (!config.feature_cache.empty()) cache.emplace(config.feature_cache);
+    anchor_features.emplace(encoder, std::move(anchors), query_prefix, cache ? &*cache : nullptr);
+    document_features.emplace(encoder, std::move(documents), manifest.document_prefix, cache ? &*cache : nullptr);
   }
 
   std::vector<torch::Tensor> best_parameters;  // empty until a dev evaluation ran
@@ -235,17 +279,48 @@ TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const Tr
     if (path_exists(join_path(dir, "best.pt"))) torch::load(best_parameters, join_path(dir, "best.pt"));
   };
 
-  TrainReport report = detail::run_loop(plan, config, config, task, progress);
+  EncoderTrainReport report;
+  static_cast<TrainReport&>(report) = detail::run_loop(plan, config, config, task, progress);
+  report.triples = triples.size();
   write_model_directory(encoder, triples, config, query_prefix, report);
+  if (!dev.empty()) tune_and_record_alpha(dev, config, report);
   return report;
 }
 
-TrainReport train(const std::string& base_model_dir, const std::vector<Triple>& triples,
-                  const TrainConfig& config, const TrainProgressCallback& progress) {
+namespace {
+
+// The base model's directory, refusing one the run would write its model over.
+std::string base_model_directory(const std::string& base_model, const TrainConfig& config) {
+  std::string dir = resolve_model(base_model);
+  require_output_is_not_base(dir, config);
+  return dir;
+}
+
+EncoderTrainReport train_base(const std::string& base_dir, const std::vector<Triple>& triples,
+                              const TrainConfig& config, const TrainProgressCallback& progress) {
   EncoderConfig encoder_config;
   encoder_config.threads = config.threads;
-  auto encoder = Encoder::load(base_model_dir, encoder_config);
+  auto encoder = Encoder::load(base_dir, encoder_config);
   return train(*encoder, triples, config, progress);
+}
+
+}  // namespace
+
+EncoderTrainReport train(const std::string& base_model, const std::vector<Triple>& triples,
+                         const TrainConfig& config, const TrainProgressCallback& progress) {
+  validate(config);
+  detail::require_uniform_triples(triples, "train");
+  return train_base(base_model_directory(base_model, config), triples, config, progress);
+}
+
+EncoderTrainReport train_from_source(const std::string& base_model, const TripleSource& source,
+                                     const TrainConfig& config, const TrainProgressCallback& progress) {
+  validate(config);
+  validate(source);
+  const std::string base_dir = base_model_directory(base_model, config);
+  TrainConfig described = config;
+  if (described.data_description.empty()) described.data_description = describe(source);
+  return train_base(base_dir, build_triples(source), described, progress);
 }
 
 }  // namespace counterpoint::training

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <numeric>
 #include <random>
 #include <set>
@@ -11,6 +12,8 @@
 #include "counterpoint/core/errors.h"
 #include "fine_tuning.h"
 #include "run_loop.h"
+
+#include <unistd.h>
 
 namespace counterpoint::training {
 
@@ -80,9 +83,29 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
   return k;
 }
 
+void require_output_directory(const std::string& dir, const std::string& config) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) throw InvalidArgument(config + ".output_dir is empty");
+  std::error_code ec;
+  // The directory itself, else the nearest ancestor that exists: the one the run creates it in.
+  for (fs::path path = dir; !path.empty(); path = path.parent_path()) {
+    if (!fs::exists(path, ec)) {
+      if (path == path.parent_path()) break;
+      continue;
+    }
+    const std::string where = config + ".output_dir " + dir + ": ";
+    if (!fs::is_directory(path, ec)) {
+      throw IoError(where + (path == fs::path(dir) ? "it exists and is not a directory"
+                                                   : path.string() + " is not a directory"));
+    }
+    if (::access(path.c_str(), W_OK | X_OK) != 0) throw IoError(where + path.string() + " is not writable");
+    return;
+  }
+}
+
 void require_valid(const OptimizerSettings& s, const LoopSettings& loop, double temperature,
                    const std::string& config) {
-  if (loop.output_dir.empty()) throw InvalidArgument(config + ".output_dir is empty");
+  require_output_directory(loop.output_dir, config);
   if (s.epochs < 1) throw InvalidArgument(config + ".epochs must be >= 1");
   if (s.batch_size < 1) throw InvalidArgument(config + ".batch_size must be >= 1");
   if (!(temperature > 0) || !std::isfinite(temperature)) {

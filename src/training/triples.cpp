@@ -187,6 +187,15 @@ StanceCurriculum parse_stance_curriculum(const std::string& name) {
   throw InvalidArgument("unknown stance curriculum '" + name + "' (expected homogeneous, mixed or inverted)");
 }
 
+std::string to_string(StanceCurriculum curriculum) {
+  switch (curriculum) {
+    case StanceCurriculum::kHomogeneous: return "homogeneous";
+    case StanceCurriculum::kMixed: return "mixed";
+    case StanceCurriculum::kInverted: return "inverted";
+  }
+  throw InvalidArgument("to_string: unknown StanceCurriculum value " + std::to_string(static_cast<int>(curriculum)));
+}
+
 std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std::string& qrels_path,
                                          const std::string& metadata_path,
                                          const StanceTripleOptions& options) {
@@ -327,18 +336,45 @@ std::string to_string(TripleData data) {
   throw InvalidArgument("to_string: unknown TripleData value " + std::to_string(static_cast<int>(data)));
 }
 
-std::vector<Triple> build_triples(const TripleSource& source) {
+void validate(const TripleSource& source) {
   const auto need = [&](const std::string& value, const char* what) {
     if (value.empty()) throw InvalidArgument(to_string(source.data) + " triples need " + what);
   };
-  // ArguAna and the stance set are BEIR directories with metadata and a training split's qrels.
-  if (source.data == TripleData::kArguAna || source.data == TripleData::kStance) {
-    need(source.dataset, "a dataset directory");
-    need(source.qrels, "the training split's qrels");
-  }
+  std::vector<std::string> files;  // what the source reads
   switch (source.data) {
     case TripleData::kTsv:
       if (source.triple_files.empty()) throw InvalidArgument("tsv triples need at least one triples file");
+      files = source.triple_files;
+      break;
+    case TripleData::kSick:
+      need(source.pairs, "a pairs file (pairs_<split>.tsv)");
+      need(source.dataset, "a dataset directory");
+      files = {source.pairs, join_path(source.dataset, "corpus.jsonl")};
+      break;
+    case TripleData::kArguAna:
+    case TripleData::kStance:
+      // BEIR directories with metadata and a training split's qrels.
+      need(source.dataset, "a dataset directory");
+      need(source.qrels, "the training split's qrels");
+      files = {source.qrels};
+      for (const char* name : {"corpus.jsonl", "queries.jsonl", "metadata.jsonl"}) {
+        files.push_back(join_path(source.dataset, name));
+      }
+      break;
+  }
+  if (source.data == TripleData::kArguAna && source.negatives_per_anchor < 1) {
+    throw InvalidArgument("arguana triples need negatives_per_anchor >= 1");
+  }
+  if (source.data == TripleData::kStance && source.stance_count < 1) {
+    throw InvalidArgument("stance triples need stance_count >= 1");
+  }
+  for (const auto& file : files) require_regular_file(file);
+}
+
+std::vector<Triple> build_triples(const TripleSource& source) {
+  validate(source);
+  switch (source.data) {
+    case TripleData::kTsv:
       return load_tsv_triples(source.triple_files);
     case TripleData::kArguAna: {
       ArguAnaTripleOptions options;
@@ -347,8 +383,6 @@ std::vector<Triple> build_triples(const TripleSource& source) {
       return arguana_triples(source.dataset, source.qrels, join_path(source.dataset, "metadata.jsonl"), options);
     }
     case TripleData::kSick:
-      need(source.pairs, "a pairs file (pairs_<split>.tsv)");
-      need(source.dataset, "a dataset directory");
       return sick_triples(source.pairs, join_path(source.dataset, "corpus.jsonl"), source.seed);
     case TripleData::kStance: {
       StanceTripleOptions options;
@@ -359,6 +393,13 @@ std::vector<Triple> build_triples(const TripleSource& source) {
     }
   }
   throw InvalidArgument("build_triples: unknown TripleData value " + std::to_string(static_cast<int>(source.data)));
+}
+
+std::string describe(const TripleSource& source) {
+  std::string description = to_string(source.data);
+  for (const auto& file : source.triple_files) description += ":" + file;
+  if (!source.dataset.empty()) description += ":" + source.dataset;
+  return description;
 }
 
 eval::RetrievalTask dev_task(const std::vector<Triple>& triples) {

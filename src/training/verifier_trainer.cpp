@@ -123,14 +123,9 @@ void require_step_fits_in_memory(const VerifierTrainConfig& c, std::size_t negat
 }
 
 void validate(const std::vector<Triple>& triples, const VerifierTrainConfig& c) {
-  scoring::validate(c.shape);
   detail::require_uniform_triples(triples, "train_verifier");
-  detail::require_valid(c, c, c.temperature, "VerifierTrainConfig");
+  training::validate(c);
   require_step_fits_in_memory(c, triples.front().negatives.size());
-  if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
-  if (!std::isfinite(c.encoder_learning_rate) || c.encoder_learning_rate < 0) {
-    throw InvalidArgument("VerifierTrainConfig.encoder_learning_rate must be finite and >= 0 (0 = frozen encoder)");
-  }
 }
 
 // What a resumed run must share with the interrupted one for the two to add up to one run.
@@ -230,6 +225,15 @@ class StepMaps {
 };
 
 }  // namespace
+
+void validate(const VerifierTrainConfig& c) {
+  scoring::validate(c.shape);
+  detail::require_valid(c, c, c.temperature, "VerifierTrainConfig");
+  if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
+  if (!std::isfinite(c.encoder_learning_rate) || c.encoder_learning_rate < 0) {
+    throw InvalidArgument("VerifierTrainConfig.encoder_learning_rate must be finite and >= 0 (0 = frozen encoder)");
+  }
+}
 
 VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
                                    const VerifierTrainConfig& config, const TrainProgressCallback& progress) {
@@ -378,6 +382,30 @@ NearMissReport evaluate_near_misses(const Encoder& encoder, const std::vector<La
                           " scores for " + std::to_string(maps.size()) + " maps");
   }
   return split_by_label(scores, pairs);
+}
+
+VerifierSourceReport train_verifier_from_source(const std::string& model, const NearMissSource& source,
+                                                const VerifierTrainConfig& config,
+                                                const TrainProgressCallback& progress) {
+  validate(config);
+  validate(source);
+  const std::string model_dir = resolve_model(model);
+  VerifierTrainConfig built = config;
+  if (built.data_description.empty()) built.data_description = describe(source);
+  if (!source.dev_pairs.empty()) built.dev_pairs = sick_near_miss_pairs(source.dev_pairs, source.min_overlap);
+  auto triples = sick_near_miss_triples(source.pairs, source.min_overlap);
+  VerifierSourceReport report;
+  report.triples = triples.size();
+  if (source.inverted_negatives) {
+    text::InverterOptions edits;
+    edits.edits = source.inverted_edits;
+    report.inverted = add_inverted_negatives(triples, text::Inverter(edits));
+  }
+  EncoderConfig encoder_config;
+  encoder_config.threads = config.threads;
+  const auto encoder = Encoder::load(model_dir, encoder_config);
+  static_cast<VerifierTrainReport&>(report) = train_verifier(*encoder, triples, built, progress);
+  return report;
 }
 
 }  // namespace counterpoint::training

@@ -348,3 +348,65 @@ def test_explain_names_the_tokens_that_align_worst_and_the_es_coordinates_of_the
     assert "query tokens aligned worst" in explained["summary"]
     with pytest.raises(ValueError, match="no passage 'nope'"):
         index.explain(query, "nope")
+
+
+def test_an_index_of_precomputed_rows_has_a_repr_and_errors_that_do_not_crash(encoder):
+    import subprocess
+    code = (
+        "import numpy as np, counterpoint as cp\n"
+        "rows = np.eye(3, dtype=np.float32)\n"
+        "idx = cp.Index.build_from_embeddings(['a', 'b', 'c'], rows, encoder_id='external@0')\n"
+        "print(repr(idx))\n"
+        "try:\n"
+        "    idx.text(0)\n"
+        "except TypeError as error:\n"
+        "    print('TypeError')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Index(documents=3, kind='flat', dim=3, encoder=None)", "TypeError"]
+
+
+def test_search_takes_k_positionally_and_reads_its_defaults_from_the_library(index):
+    defaults = cp.SearchOptions()
+    assert (defaults.k, defaults.candidates, defaults.scorer, defaults.stage1, defaults.fusion) == (
+        10, 100, "cosine", "dense", "rsf")
+    assert defaults.alpha is None and defaults.guard is True
+    import inspect
+    doc_signature = cp.Index.search.__doc__.strip().split("\n")[0]
+    assert f"k: int = {defaults.k}" in doc_signature
+    assert f"fusion_lambda: float = {defaults.fusion_lambda:g}" in doc_signature.replace("0.10000000149011612", "0.1")
+    result = index.search([TEXTS[0]], 2)
+    assert result.k == 2 and result.candidates == defaults.candidates
+    deep = index.search([TEXTS[0]], 150)  # candidates follow k past the default
+    assert deep.candidates == 150
+    scores, slots = deep.arrays()
+    assert scores.shape == slots.shape == (1, 150)
+
+
+def test_search_results_say_which_alpha_stage_2_used(index, encoder):
+    given = index.search([TEXTS[0]], 3, scorer="hoyer", alpha=0.5)
+    assert given.alpha[:2] == (0.5, "given")
+    with pytest.warns(UserWarning, match="alpha 1 \\(default"):
+        default = index.search([TEXTS[0]], 3, scorer="hoyer")
+    assert default.alpha[1] == "default"
+
+
+def test_rerank_scores_candidates_found_elsewhere_as_search_scores_them(index, encoder):
+    query = encoder.encode([TEXTS[1]], query=True)
+    expected = index.search(query, 4, scorer="hoyer", alpha=0.5, sparse_queries=query, guard=False,
+                            exclude=[["d0"]])[0]
+    by_cosine = index.search(query, 6, sparse_queries=query)[0]  # another store's candidates, by cosine
+    ids = [h.id for h in by_cosine]
+    rows = index.sparse_embeddings(ids)
+    hits = cp.rerank(ids, np.array([h.cosine for h in by_cosine], dtype=np.float32), sparse_query=query[0],
+                     sparse_candidates=rows, k=4, scorer="hoyer", alpha=0.5, guard=False, exclude=["d0"])
+    assert [h.id for h in hits] == [h.id for h in expected]
+    np.testing.assert_allclose([h.score for h in hits], [h.score for h in expected], rtol=1e-6)
+    half = cp.rerank(ids, np.array([h.cosine for h in by_cosine], dtype=np.float32), sparse_query=query[0],
+                     sparse_candidates=rows.astype(np.float16), k=4, scorer="hoyer", alpha=0.5, guard=False)
+    assert len(half) == 4
+    with pytest.raises(ValueError, match="sparse_query"):
+        cp.rerank(ids, np.zeros(len(ids), dtype=np.float32), scorer="hoyer", alpha=1.0)
+    assert cp.exclusion_lists(None, 2) == [[], []]
+    assert cp.exclusion_lists(["a", None], 2) == [["a"], []]

@@ -2,8 +2,10 @@
 train_contrastive / train_verifier (frozen and end to end) on the committed tiny model (loss goes
 down, the output loads), a head alone over the frozen network, resuming from checkpoints,
 MapVerifier scoring and Index.search(scorer="verifier"), cancellation and bad arguments."""
+import json
 import pathlib
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ except ImportError:
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 TINY_MODEL = REPO / "tests" / "fixtures" / "training" / "tiny-model"
+DEV_TRIPLES = REPO / "tests" / "fixtures" / "training" / "triples.tsv"
 SUBJECTS = ["man", "woman", "boy", "girl", "dog", "cat", "kids", "horse"]
 ACTIONS = ["playing guitar", "eating food"]
 
@@ -89,6 +92,58 @@ def test_head_only_training_leaves_the_network_and_learns_a_head_on_its_pooled_o
     assert np.array_equal(base.encode_tokens(texts)[0], trained.encode_tokens(texts)[0])
     assert not np.allclose(base.encode(texts), trained.encode(texts), atol=1e-3)
     assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
+
+
+def test_a_head_trained_with_dev_triples_records_its_alpha_and_search_uses_it_without_a_warning(tmp_path):
+    out = tmp_path / "es"  # every path as an os.PathLike
+    report = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, epochs=5, batch_size=8,
+                               learning_rate=0.05, temperature=0.1, threads=1, head_only=True,
+                               dev_triples=[DEV_TRIPLES], dense_model=TINY_MODEL)
+    tuning = report["alpha_tuning"]
+    assert report["triples"] == 16 and tuning["queries"] == 2 and tuning["dense_model"] == "tiny-random-test-model"
+    recorded = json.loads((out / "manifest.json").read_text())["training"]
+    assert recorded["alpha"] == tuning["alpha"]
+    assert recorded["dev"]["triples"] == [str(DEV_TRIPLES)]
+
+    dense, sparse = cp.Encoder.load(str(TINY_MODEL), threads=1), cp.Encoder.load(str(out), threads=1)
+    texts = ["the man is not playing guitar", "some man is playing guitar", "the cat is eating food"]
+    index = cp.Index.build(texts, ["neg", "para", "other"], encoder=dense, sparse_encoder=sparse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        results = index.search(["the man is playing guitar"], k=3, candidates=3, scorer="hoyer")
+    value, source, _ = results.alpha
+    assert source == "recorded" and value == pytest.approx(tuning["alpha"], rel=1e-6, abs=1e-6)
+    for hit in results[0]:
+        assert hit.score == pytest.approx(hit.cosine + value * hit.sparsity, abs=1e-5)
+
+
+def test_training_takes_model_names_and_path_likes_and_checks_settings_before_loading(tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny").symlink_to(TINY_MODEL, target_is_directory=True)
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(models))
+    report = cp.train_contrastive("tiny", contradiction_triples(), tmp_path / "cl", epochs=1, batch_size=8,
+                                  threads=1, head_only=True, dev_triples=[str(DEV_TRIPLES)], dense_model="tiny")
+    assert report["alpha_tuning"]["dense_model"] == "tiny-random-test-model"
+    assert cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "plain", epochs=1, batch_size=8,
+                             threads=1, head_only=True)["alpha_tuning"] is None
+    verifier = cp.train_verifier("tiny", near_miss_triples(), tmp_path / "v", map_size=8, width=4, epochs=1,
+                                 batch_size=8, threads=1)
+    assert cp.MapVerifier.load(tmp_path / "v").name == "cnn:v" and verifier["steps"] == 2
+    assert len(cp.load_triples(DEV_TRIPLES)) == 2
+    # Settings are refused before any model is loaded or triple read: the base model does not exist.
+    with pytest.raises(FileNotFoundError, match="missing-dev"):
+        cp.train_sparsecl("no-such-model", contradiction_triples(), tmp_path / "m",
+                          dev_triples=[tmp_path / "missing-dev.tsv"])
+    with pytest.raises(ValueError, match="learning_rate"):
+        cp.train_sparsecl("no-such-model", contradiction_triples(), tmp_path / "m", learning_rate=-1.0)
+    with pytest.raises(ValueError, match="map_size"):
+        cp.train_verifier("no-such-model", near_miss_triples(), tmp_path / "v2", map_size=2)
+    with pytest.raises(TypeError, match="encoder must be"):
+        cp.train_verifier(42, near_miss_triples(), tmp_path / "v3")
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(OSError, match="not a directory"):
+        cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "a-file" / "model")
 
 
 def test_training_reports_progress_and_stops_when_the_callback_says_so(tmp_path):

@@ -97,6 +97,28 @@ def test_train_sparsecl_head_only_writes_a_model_with_a_head(tmp_path):
     assert "3 files verified" in verified.stdout  # network, vocabulary and head
 
 
+def test_train_with_dev_triples_records_alpha_and_settings_are_refused_before_any_work(tmp_path):
+    triples = ROOT / "tests" / "fixtures" / "training" / "triples.tsv"
+    out = tmp_path / "model"
+    trained = run("train", "sparsecl", "--triples", triples, "--base", TINY_MODEL, "--dev-triples", triples,
+                  "--dense-model", TINY_MODEL, "--head-only", "--batch-size", 2, "--threads", 1, "--out", out)
+    assert "trained 1 steps on 2 triples" in trained.stdout and "dev (2 queries, 4 passages)" in trained.stdout
+    recorded = json.loads((out / "manifest.json").read_text())["training"]
+    assert f"at alpha {recorded['alpha']:.4f}" in trained.stdout
+    assert recorded["dev"]["dense_model"] == "tiny-random-test-model"
+    for args, message in [(("--sparsity", "l3"), "unknown sparsity function 'l3'"),
+                          (("--curriculum", "random"), "unknown stance curriculum 'random'"),
+                          (("--data", "squad"), "squad"),
+                          (("--lr", "-1"), "learning_rate"),
+                          (("--dev-triples", tmp_path / "missing.tsv"), "missing.tsv"),
+                          (("--out", triples), "not a directory")]:
+        out_args = () if "--out" in args else ("--out", tmp_path / "m")
+        refused = run("train", "sparsecl", "--triples", triples, "--base", TINY_MODEL, *out_args, *args, check=False)
+        assert refused.returncode in (1, 2) and message in refused.stderr, (args, refused.stderr)
+        assert "head only" not in refused.stderr and "step " not in refused.stderr
+    assert not (tmp_path / "m").exists()
+
+
 def test_a_training_rerun_resumes_from_the_checkpoint_it_left(tmp_path):
     pairs = tmp_path / "pairs.tsv"
     write_pairs(pairs)
@@ -217,6 +239,43 @@ def test_run_refuses_a_k_below_a_metric_cut_off(tmp_path):
     assert refused.returncode == 1 and "-k 10 is below the 51 hits per query" in refused.stderr
     few = example_run(tmp_path, "--candidates", 20, "--metrics", "recall@50", check=False)
     assert few.returncode == 1 and "--candidates 20 is below the 51 hits" in few.stderr
+
+
+def test_bad_options_fail_before_any_model_is_loaded(tmp_path):
+    """A model directory that cannot load proves it: the option's error comes first, not the model's."""
+    unloadable = tmp_path / "unloadable"
+    unloadable.mkdir()
+    (unloadable / "manifest.json").write_text("{ not json")
+    corpus = ROOT / "examples" / "corpus"
+    base = ["run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--model", unloadable]
+    loads = run(*base, check=False)
+    assert loads.returncode != 0 and "manifest" in loads.stderr
+    no_es = run(*base, "--scorer", "hoyer", check=False)
+    assert no_es.returncode == 1 and "needs a sparse-aware encoder: give --sparse-model" in no_es.stderr
+    bad_metric = run(*base, "--metrics", "ndcg@10,ndgc@10", check=False)
+    assert bad_metric.returncode == 1 and "ndgc@10" in bad_metric.stderr and "manifest" not in bad_metric.stderr
+    out = tmp_path / "existing"
+    out.mkdir()
+    (out / "thesis.txt").write_text("precious")
+    trusted = tmp_path / "trusted.txt"
+    trusted.write_text("the cat sleeps\n")
+    clean = run("clean", "--trusted", trusted, "--corpus", corpus, "--out", out, "--model", unloadable,
+                "--sparse-model", unloadable, check=False)
+    assert clean.returncode == 1 and "not an empty directory" in clean.stderr
+    assert (out / "thesis.txt").read_text() == "precious"
+
+
+def test_index_build_never_replaces_a_folder_of_the_users_files(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "thesis.txt").write_text("precious")
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("a\tthe cat sleeps\nb\ta dog barks\n")
+    refused = run("index", "build", "--corpus", corpus, "--out", folder, "--model", TINY_MODEL, check=False)
+    assert refused.returncode != 0 and "not a counterpoint index" in refused.stderr
+    assert (folder / "thesis.txt").read_text() == "precious"
+    run("index", "build", "--corpus", corpus, "--out", tmp_path / "new", "--model", TINY_MODEL)
+    run("index", "build", "--corpus", corpus, "--out", tmp_path / "new", "--model", TINY_MODEL)  # an index: replaced
 
 
 def test_search_and_run_say_which_alpha_they_used(tmp_path):

@@ -1,4 +1,4 @@
-"""benchmarks/rerun_row.py replays a recorded evaluation row on other qrels with the alpha it chose
+"""benchmarks/lib/rerun_row.py replays a recorded evaluation row on other qrels with the alpha it chose
 on dev fixed: the tuning flag gives way to --alpha, the qrels and run file are the caller's, and a
 row not made by `counterpoint run` is refused."""
 import pathlib
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "lib"))
 import rerun_row  # noqa: E402
 
 TUNED = {"label": "cos + Hoyer", "set": "sick", "kind": "eval", "alpha": 2.45,
@@ -29,11 +29,11 @@ def test_a_cosine_row_gets_no_alpha_and_a_sparsity_row_without_one_is_refused():
     with pytest.raises(SystemExit, match="records no alpha"):
         rerun_row.replay_command({k: v for k, v in TUNED.items() if k != "alpha"}, "q", "o")
     with pytest.raises(SystemExit, match="was not made by `counterpoint run`"):
-        rerun_row.replay_command({**cosine, "command": "python3 benchmarks/other.py"}, "q", "o")
+        rerun_row.replay_command({**cosine, "command": "python3 benchmarks/tables/other.py"}, "q", "o")
 
 
 def test_a_fixed_alpha_run_records_its_alpha_so_it_can_be_replayed():
-    import make_table  # noqa: E402 (benchmarks/ is on the path above)
+    import make_table  # noqa: E402 (benchmarks/lib/ is on the path above)
     log = ("queries 160  hits per query 101  scorer sparsity (hoyer), alpha 1.035 (given)\n"
            "ndcg@10\t0.5036\nrecall@100\t0.9750\n")
     assert make_table.parse_log(log) == {"ndcg@10": 0.5036, "recall@100": 0.975, "queries": 160, "alpha": 1.035}

@@ -20,4 +20,13 @@ std::vector<Document> load_jsonl_documents(const std::string& path);
 // tab, an empty id or a duplicate id throws CorruptFile "file:line: ...".
 std::vector<Document> load_tsv_documents(const std::string& path);
 
+// Where every face reads "a corpus" from: a BEIR directory (its corpus.jsonl), a .tsv corpus, or
+// a .jsonl corpus (any other name is read as JSONL).
+std::vector<Document> load_documents(const std::string& path);
+
+// Where every face reads "queries" from: a BEIR queries.jsonl (a .jsonl name), or a text file
+// with one query per line (blank lines skipped; ids q1, q2, ... by line order among the queries).
+// Invalid UTF-8 or a NUL byte throws CorruptFile "file:line: ...".
+std::vector<Query> load_query_file(const std::string& path);
+
 }  // namespace counterpoint::data

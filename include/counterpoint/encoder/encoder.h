@@ -54,8 +54,12 @@ struct EncodeReport {
 // naming where it looked otherwise. The CLI and the Python module resolve names through this.
 std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir = "");
 // $COUNTERPOINT_MODELS when set, else ./models/installed when it exists, else fallback_models_dir
-// (when given and existing), else "models/installed".
+// (when given and existing), else the folder set-up installed the models into (recorded at build
+// time) when it exists, else "models/installed".
 std::string models_directory(const std::string& fallback_models_dir = "");
+// The names of the model directories (those holding a manifest.json) in `dir`, sorted;
+// FileNotFound when `dir` is not a readable directory.
+std::vector<std::string> installed_models(const std::string& dir);
 
 class Encoder {
  public:
@@ -85,6 +89,18 @@ class Encoder {
   static std::pair<Matrix, Matrix> encode_both(const Encoder& dense, const Encoder& sparse,
                                                const std::vector<std::string>& texts,
                                                const EncodeOptions& options = {});
+
+  // The network's pooled vectors before any head and normalisation (pooled_width() wide), what a
+  // FeatureCache keeps; rows_from_features turns them into the rows encode() gives (the head, if
+  // any, then normalisation when `normalize`). Two encoders that share their network
+  // (shares_network_with) have the same features, so one cache serves E and every head over it.
+  Matrix pooled_features(const std::vector<std::string>& texts, const EncodeOptions& options = {}) const;
+  Matrix rows_from_features(MatrixView features, bool normalize = true) const;
+  std::size_t pooled_width() const;
+  // Names everything that changes pooled features under `options`: the network and tokenizer
+  // files (SHA-256), tokenizer kind, lower-casing, pooling, max length and the prefix the role or
+  // override gives. Hex SHA-256, equal for encoders that share their network.
+  std::string feature_key(const EncodeOptions& options = {}) const;
 
   // The tokenizer's output for `text` alone (special tokens included, no prefix), cut to
   // max_length ids; 0 = no limit. What the network sees is this cut to the manifest's max_length.

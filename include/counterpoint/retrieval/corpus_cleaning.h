@@ -40,6 +40,13 @@ struct CleaningReport {
   AlphaChoice alpha;
 };
 
+// InvalidArgument for top 0 without a threshold, a non-finite threshold or alpha, 0 candidates or
+// fewer candidates than top.
+void validate(const CleaningOptions& options);
+// InvalidArgument unless `out_dir` is absent or an empty directory: the check
+// write_cleaned_corpus makes, for callers to make before any work.
+void require_cleaning_output(const std::string& out_dir);
+
 // Searches every trusted text; InvalidArgument for no trusted texts, top 0 without a threshold,
 // a non-finite threshold, or a retriever without a sparse encoder.
 CleaningReport find_contradicted(const Retriever& retriever, const std::vector<std::string>& trusted,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@
 #include "counterpoint/scoring/map_verifier.h"
 #include "counterpoint/scoring/pooled.h"
 #include "counterpoint/scoring/token_maps.h"
+
+namespace counterpoint {
+class FeatureCache;
+}
 
 namespace counterpoint::retrieval {
 
@@ -36,6 +41,8 @@ Fusion parse_fusion(const std::string& name);
 struct SearchOptions;
 void set_scorer(SearchOptions& options, const std::string& name);
 std::string to_string(Scorer scorer);
+std::string to_string(Stage1 stage1);
+std::string to_string(Fusion fusion);
 
 // The weight alpha of the sparsity term when a caller gives none and Es records none.
 inline constexpr float kDefaultAlpha = 1.0f;
@@ -48,7 +55,9 @@ struct SearchOptions {
   float fusion_lambda = 0.1f;  // RSF: fused = n(dense) + lambda * n(bm25)
   int rrf_k = 60;              // RRF: sum of 1 / (rrf_k + rank)
   Scorer scorer = Scorer::kCosine;
-  float alpha = kDefaultAlpha;  // weight of the sparsity term; callers take it from choose_alpha()
+  // Weight of the sparsity term. Unset: the alpha Es records (tuned on dev when it was trained),
+  // else kDefaultAlpha; the retriever resolves it (Retriever::alpha_for) and says which it used.
+  std::optional<float> alpha;
   scoring::SparsityOptions sparsity;  // function and the identical-text guard (on by default)
   scoring::AlignmentOptions alignment;
   index::SearchParams dense_params;  // efSearch / nprobe for this call
@@ -74,6 +83,26 @@ struct EncodedQueries {
   std::vector<std::vector<std::string>> exclude;  // per query: ids never returned (e.g. itself)
 };
 
+// The alpha a search uses, and where it came from, so that every face (CLI, Python, demo) picks
+// it one way and says which: the caller's value when given, else the alpha recorded in Es's
+// manifest (training.alpha, tuned on dev when Es was trained), else kDefaultAlpha.
+struct AlphaChoice {
+  enum class Source { kGiven, kRecorded, kDefault, kTuned };
+  float value = kDefaultAlpha;
+  Source source = Source::kDefault;
+  std::string model;     // Es's name, when there is one
+  std::string tuned_by;  // kTuned: "the interval search on dev.tsv"
+  // "alpha 2.222 (recorded by sparse-default)", "alpha 1 (default: sparse-default records none)".
+  std::string describe() const;
+};
+// InvalidArgument for a given alpha that is not finite; CorruptFile for a recorded one that is not
+// a finite number.
+AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder);
+
+// What a reader needs to reproduce a result: "scorer cosine", or for sparsity scorers
+// "scorer sparsity (hoyer), alpha 1.5 (recorded by sparse-default)".
+std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha);
+
 class Retriever {
  public:
   // `sparse_encoder` is needed for the sparsity scorer, `verifier` for the verifier scorer.
@@ -87,10 +116,15 @@ class Retriever {
                                        const std::string* prefix_override = nullptr) const;
   // Encodes what `options` needs: sparse rows only for the sparsity scorer, tokens only for
   // token scorers.
+  // With a `cache`, pooled features it holds are reused (token states are always computed).
   EncodedQueries encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
-                                const std::string* prefix_override = nullptr) const;
+                                const std::string* prefix_override = nullptr, FeatureCache* cache = nullptr) const;
   std::vector<std::vector<Hit>> search_encoded(const EncodedQueries& queries,
                                                const SearchOptions& options) const;
+
+  // The alpha a search with `options` uses and where it came from (choose_alpha over this
+  // retriever's Es): the faces print or return it beside the hits.
+  AlphaChoice alpha_for(const SearchOptions& options) const;
 
   const index::DocumentIndex& index() const { return *index_; }
   const Encoder* encoder() const { return encoder_.get(); }
@@ -101,7 +135,7 @@ class Retriever {
   Candidates stage1(const EncodedQueries& queries, std::size_t q, const SearchOptions& options,
                     const index::SearchResult* dense) const;
   std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, Candidates& candidates,
-                          const SearchOptions& options) const;
+                          const SearchOptions& options, float alpha) const;
   void validate(const EncodedQueries& queries, const SearchOptions& options) const;
 
   std::shared_ptr<const index::DocumentIndex> index_;
@@ -110,20 +144,7 @@ class Retriever {
   std::shared_ptr<const scoring::MapVerifier> verifier_;
 };
 
-// The alpha a search uses, and where it came from, so that every face (CLI, Python, demo) picks
-// it one way and says which: the caller's value when given, else the alpha recorded in Es's
-// manifest (training.alpha, tuned on dev when Es was trained), else kDefaultAlpha.
-struct AlphaChoice {
-  enum class Source { kGiven, kRecorded, kDefault };
-  float value = kDefaultAlpha;
-  Source source = Source::kDefault;
-  std::string model;  // Es's name, when there is one
-  // "alpha 2.222 (recorded by sparse-default)", "alpha 1 (default: sparse-default records none)".
-  std::string describe() const;
-};
-// InvalidArgument for a given alpha that is not finite; CorruptFile for a recorded one that is not
-// a finite number.
-AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder);
+
 
 // InvalidArgument when `encoder` or `sparse_encoder` (either may be null) is not the model
 // `index` records or produces another width than the rows it stores (token rows included), or
@@ -135,12 +156,37 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
 // the encoders' identities set, everything else at its default.
 index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
 
+// Candidates found by another store (a Milvus collection, a user's own ANN index) for one query,
+// in the order that store ranked them: their ids, their stage-1 score (cosine to the query) and,
+// for a sparsity scorer, their Es rows (row-major, one per candidate, float32 or float16 bits).
+struct CandidateRows {
+  std::vector<std::string> ids;
+  std::vector<float> stage1;
+  const float* sparse = nullptr;
+  const std::uint16_t* sparse_f16 = nullptr;
+  std::size_t sparse_dim = 0;
+};
+
+// Stage 2 alone, over candidates found elsewhere: the same scores, order and ties as
+// Retriever::search (cosine or cos + alpha * sparsity; ties keep the candidates' order), the
+// ids in `exclude` dropped, the best options.k returned. `sparse_query` is Es(q) (sparse_dim
+// floats) for a sparsity scorer; alpha is resolved by choose_alpha(options.alpha,
+// sparse_encoder). InvalidArgument for a scorer other than cosine or sparsity, mismatched
+// lengths, missing or non-finite rows.
+std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
+                        const Encoder* sparse_encoder = nullptr, const std::vector<std::string>& exclude = {});
+
+// Documents encoded per step of add_documents (the unit of progress; texts are length-sorted within
+// a step, so larger steps pad less): the default of every face that indexes a corpus.
+inline constexpr std::size_t kDocumentsPerStep = 256;
+
 // Encodes documents (texts, then their ids) with E (and Es when given) and adds them to `index` in batches,
 // reporting (documents done, total) through `progress`. An encoder other than the one the
-// index records throws InvalidArgument before anything is added.
+// index records throws InvalidArgument before anything is added. With a `cache`, pooled
+// features of texts it holds are reused and the others kept there (token rows are never cached).
 void add_documents(index::DocumentIndex& index, const std::vector<std::string>& texts,
                    const std::vector<std::string>& ids, const Encoder& encoder,
-                   const Encoder* sparse_encoder, std::size_t batch_size = 256,
-                   const ProgressCallback& progress = {});
+                   const Encoder* sparse_encoder, std::size_t batch_size = kDocumentsPerStep,
+                   const ProgressCallback& progress = {}, FeatureCache* cache = nullptr);
 
 }  // namespace counterpoint::retrieval

@@ -1,7 +1,8 @@
 // counterpoint/training/trainer.h: fine-tuning an encoder on triples (SparseCL or contrastive
-// loss, over the whole network or a head on its pooled output), and writing the result as a
-// complete model directory that Encoder::load accepts. The loop itself, its settings and its
-// report are training_loop.h's.
+// loss, over the whole network or a head on its pooled output), writing the result as a
+// complete model directory that Encoder::load accepts, and tuning on held-out triples the alpha
+// searches with it use, recorded in its manifest. The loop itself, its settings and its report
+// are training_loop.h's.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "counterpoint/encoder/defaults.h"
+#include "counterpoint/eval/retrieval_task.h"
 #include "counterpoint/training/losses.h"
 #include "counterpoint/training/training_loop.h"
 #include "counterpoint/training/triples.h"
@@ -48,14 +51,44 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   // Dev evaluation of the model in training (higher is better), on LoopSettings' schedule.
   std::function<double(Encoder&)> dev_evaluation;
   std::string model_name;  // written to the manifest; default: base name + "-" + loss
+  // Held-out triple files (load_tsv_triples). When given, after training the alpha of
+  // cos(E) + alpha * sparsity(Es) is tuned on them (dev_task, eval::tune_alpha_on_task), the
+  // trained model as Es, and recorded in its manifest (eval::record_tuned_alpha): the alpha a
+  // search with it then uses (retrieval::choose_alpha).
+  std::vector<std::string> dev_triples;
+  // E of that tuning: a model directory or an installed model's name (resolve_model).
+  std::string dense_model = kDefaultDenseModel;
+  // Head-only training: a FeatureCache folder whose pooled features of the network are reused
+  // (and the missing ones kept), so that head variants on one corpus cost no forward pass. "" =
+  // every distinct text is encoded once for this run.
+  std::string feature_cache;
 };
 
-// Fine-tunes `encoder`'s network, or installs and trains its head, in place, and writes the model
-// directory to config.output_dir.
-TrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
-                  const TrainProgressCallback& progress = {});
-// Loads the model directory `base_model_dir`, then trains as above.
-TrainReport train(const std::string& base_model_dir, const std::vector<Triple>& triples,
-                  const TrainConfig& config, const TrainProgressCallback& progress = {});
+// Checks `config` before any work, without loading anything: the numeric ranges, the output
+// directory (set, not a file, not under one), and with dev_triples the files (regular files) and
+// the dense model (resolvable). InvalidArgument, FileNotFound or IoError naming the setting.
+void validate(const TrainConfig& config);
+
+struct EncoderTrainReport : TrainReport {
+  std::size_t triples = 0;  // trained on
+  // The tuning on config.dev_triples, already recorded in the manifest; unset without dev triples.
+  std::optional<eval::TaskAlphaTuning> alpha_tuning;
+  std::string dense_model;  // E's manifest name, with alpha_tuning
+};
+
+// Fine-tunes `encoder`'s network, or installs and trains its head, in place, writes the model
+// directory to config.output_dir, then tunes and records alpha when config.dev_triples is set.
+// `config` is validated first; InvalidArgument when config.output_dir is the encoder's directory.
+EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
+                         const TrainProgressCallback& progress = {});
+// Validates `config`, then loads `base_model` (a model directory or an installed model's name)
+// and trains as above.
+EncoderTrainReport train(const std::string& base_model, const std::vector<Triple>& triples,
+                         const TrainConfig& config, const TrainProgressCallback& progress = {});
+// What `counterpoint train sparsecl|contrastive` runs: validates `config` and `source` (ranges,
+// files, the output directory, the models' names), then builds the triples, loads the base model
+// and trains as above. An empty config.data_description becomes describe(source).
+EncoderTrainReport train_from_source(const std::string& base_model, const TripleSource& source,
+                                     const TrainConfig& config, const TrainProgressCallback& progress = {});
 
 }  // namespace counterpoint::training

@@ -27,7 +27,7 @@ struct OptimizerSettings {
   double max_grad_norm = 1.0;  // 0 = no clipping
   // Initialisation, data order and dropout. Step s (0-based) reseeds torch with seed + s, so the
   // step index alone fixes its randomness and a resumed run continues exactly.
-  std::uint64_t seed = 42;
+  std::uint64_t seed = kDefaultSeed;
   int threads = 0;  // libtorch intra-op threads; 0 = all hardware threads
 };
 

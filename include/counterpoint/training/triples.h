@@ -15,6 +15,10 @@
 
 namespace counterpoint::training {
 
+// The seed of every builder and trainer unless the caller picks one: data order, sampling,
+// initialisation. The structs below default to it; nothing else spells the number.
+inline constexpr std::uint64_t kDefaultSeed = 42;
+
 struct Triple {
   std::string anchor;
   std::string positive;
@@ -26,7 +30,7 @@ struct Triple {
 
 struct ArguAnaTripleOptions {
   std::size_t negatives_per_anchor = 1;
-  std::uint64_t seed = 42;
+  std::uint64_t seed = kDefaultSeed;
 };
 
 // Anchor = the query argument, positive = its counter-argument (qrels), hard negatives = other
@@ -44,7 +48,7 @@ std::vector<Triple> arguana_triples(const std::string& beir_dir, const std::stri
 // related sentence neutral to X, else a random sentence of the file. group = X's corpus id when
 // `corpus_path` (corpus.jsonl) lists X's text, else X's text.
 std::vector<Triple> sick_triples(const std::string& pairs_path, const std::string& corpus_path,
-                                 std::uint64_t seed = 42);
+                                 std::uint64_t seed = kDefaultSeed);
 
 // An instruction pair for stance-aware retrieval; a query is instruction + topic.
 struct StanceTemplate {
@@ -69,11 +73,12 @@ enum class StanceCurriculum {
 };
 // "homogeneous", "mixed", "inverted"
 StanceCurriculum parse_stance_curriculum(const std::string& name);
+std::string to_string(StanceCurriculum curriculum);
 
 struct StanceTripleOptions {
   StanceCurriculum curriculum = StanceCurriculum::kMixed;
   std::size_t count = 2000;  // triples drawn (queries, positives and templates sampled with replacement)
-  std::uint64_t seed = 42;
+  std::uint64_t seed = kDefaultSeed;
   std::vector<StanceTemplate> templates = training_stance_templates();
 };
 
@@ -116,11 +121,16 @@ struct TripleSource {
   std::size_t negatives_per_anchor = ArguAnaTripleOptions{}.negatives_per_anchor;  // kArguAna
   StanceCurriculum curriculum = StanceTripleOptions{}.curriculum;                   // kStance
   std::size_t stance_count = StanceTripleOptions{}.count;                          // kStance
-  std::uint64_t seed = 42;
+  std::uint64_t seed = kDefaultSeed;
 };
 
-// The triples of `source`; InvalidArgument naming what a source lacks (e.g. a dataset for kSick).
+// Checks `source` without reading it: InvalidArgument naming what it lacks (e.g. a dataset for
+// kSick) or a count out of range, FileNotFound naming a file it needs that is not there.
+void validate(const TripleSource& source);
+// The triples of `source`, validated first.
 std::vector<Triple> build_triples(const TripleSource& source);
+// Provenance of `source` for a model's manifest: "tsv:a.tsv:b.tsv", "arguana:<dataset>".
+std::string describe(const TripleSource& source);
 
 // A retrieval task made of held-out triples, for tuning alpha on them
 // (eval::tune_alpha_on_task): each anchor is a query (q0, q1, ...) whose one relevant passage is

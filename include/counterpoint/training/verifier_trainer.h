@@ -59,6 +59,24 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
                                    const VerifierTrainConfig& config,
                                    const TrainProgressCallback& progress = {});
 
+// Checks `config` before any work, without triples: the shape, the numeric ranges, the output
+// directory (as validate(TrainConfig)), dev_pairs with both labels when given. InvalidArgument
+// or IoError naming the setting. train_verifier runs it, and the checks that need the triples.
+void validate(const VerifierTrainConfig& config);
+
+struct VerifierSourceReport : VerifierTrainReport {
+  std::size_t triples = 0;   // near-miss triples of the pairs file
+  std::size_t inverted = 0;  // copies with an inverted anchor as the negative, trained on besides
+};
+
+// What `counterpoint train verifier` runs: validates `config` and `source`, then builds the
+// near-miss triples (and dev pairs, which replace config.dev_pairs), loads `model` (a directory
+// or an installed model's name) and trains as above. An empty config.data_description becomes
+// describe(source).
+VerifierSourceReport train_verifier_from_source(const std::string& model, const NearMissSource& source,
+                                                const VerifierTrainConfig& config,
+                                                const TrainProgressCallback& progress = {});
+
 // Scores token maps, e.g. scoring::map_maxsim over each map or a MapVerifier's score().
 using MapScorer = std::function<std::vector<float>(const std::vector<Matrix>& maps)>;
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
+#include "counterpoint/encoder/feature_cache.h"
 #include "counterpoint/encoder/manifest.h"
 #include "counterpoint/encoder/torch_model.h"
 
@@ -242,6 +244,70 @@ TEST(BertEncoder, AHeadOverTheSameNetworkEncodesBothEmbeddingsInOnePass) {
   const auto [qe, qes] = Encoder::encode_both(*dense, *prefixed, texts, options);
   EXPECT_EQ(qes.values(), prefixed->encode(texts, options).values());
   EXPECT_EQ(qe.values(), dense->encode(texts, options).values());
+}
+
+// A corpus goes through a network once: E's rows and a head Es's rows come from the cached
+// features of the same texts, equal to what the encoders compute (to float rounding, since a
+// batch of other texts pads differently), and a setting that changes features misses the cache.
+TEST(FeatureCache, RowsOfEAndOfAHeadOverItComeFromOneCachedPass) {
+  const std::string cache_dir = (fs::temp_directory_path() / "counterpoint_feature_cache_test").string();
+  fs::remove_all(cache_dir);
+  const std::string head_dir = fixture_copy();
+  torch::manual_seed(11);
+  install_head(head_dir, torch::randn({32, 32}));
+  auto dense = Encoder::load(kFixture, EncoderConfig{1});
+  auto sparse = Encoder::load(head_dir, EncoderConfig{1});
+  const auto texts = texts_of(expected_sentences());
+  EXPECT_EQ(dense->feature_key(), sparse->feature_key());
+
+  FeatureCache cache(cache_dir);
+  const auto [e, es] = cache.encode_both(*dense, *sparse, texts);
+  EXPECT_EQ(cache.misses(), texts.size());
+  EXPECT_EQ(cache.hits(), 0u);
+  const Matrix e_direct = dense->encode(texts), es_direct = sparse->encode(texts);
+  for (std::size_t i = 0; i < e.values().size(); ++i) {
+    EXPECT_NEAR(e.values()[i], e_direct.values()[i], 1e-5);
+    EXPECT_NEAR(es.values()[i], es_direct.values()[i], 1e-5);
+  }
+
+  FeatureCache again(cache_dir);  // another process reading what the first kept
+  const Matrix es_cached = again.encode(*sparse, {texts[2], texts[0], texts[2]});
+  EXPECT_EQ(again.hits(), 3u);
+  EXPECT_EQ(again.misses(), 0u);
+  for (std::size_t j = 0; j < 32; ++j) EXPECT_NEAR(es_cached(1, j), es(0, j), 1e-6);
+
+  EncodeOptions query;
+  query.role = TextRole::kQuery;
+  rewrite_manifest(head_dir, [](ModelManifest& m) { m.query_prefix = "Not true: "; });
+  auto prefixed = Encoder::load(head_dir, EncoderConfig{1});
+  EXPECT_NE(prefixed->feature_key(query), dense->feature_key(query));
+  again.encode(*prefixed, {texts[0]}, query);
+  EXPECT_EQ(again.misses(), 1u);
+  fs::remove_all(cache_dir);
+}
+
+TEST(FeatureCache, AFileOfAnotherWidthIsCorruptNotReadAsFeatures) {
+  const std::string cache_dir = (fs::temp_directory_path() / "counterpoint_feature_cache_bad").string();
+  fs::remove_all(cache_dir);
+  auto dense = Encoder::load(kFixture, EncoderConfig{1});
+  fs::create_directories(cache_dir + "/features");
+  write_file_atomic(cache_dir + "/features/" + dense->feature_key() + ".bin", "counterpoint-features/1 16\n");
+  FeatureCache cache(cache_dir);
+  EXPECT_THROW(cache.encode(*dense, {"a text"}), CorruptFile);
+  fs::remove_all(cache_dir);
+}
+
+TEST(BertEncoder, ANetworkProducingNaNIsRefusedAtEncodeWithTheModelNamed) {
+  const std::string dir = fixture_copy();
+  install_head(dir, torch::full({32, 32}, std::numeric_limits<float>::quiet_NaN()));
+  auto encoder = Encoder::load(dir, EncoderConfig{1});
+  try {
+    encoder->encode({"a text"});
+    FAIL() << "no CorruptFile";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite embedding"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(encoder->manifest().name), std::string::npos);
+  }
 }
 
 TEST(BertEncoder, MissingDirectoryIsFileNotFound) {

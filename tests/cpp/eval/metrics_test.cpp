@@ -109,6 +109,16 @@ TEST(Averaging, QueriesWithQrelsButNoRankingCountAsZeroAndUnjudgedQueriesAreIgno
   EXPECT_EQ(result.mean.at("acc@1"), 0.5);
 }
 
+// "--metrics ndcg@10,ndcg@10" once reported 2.0000: a metric named twice counts once.
+TEST(Averaging, AMetricNamedTwiceIsComputedAndReportedOnce) {
+  Qrels qrels{{"q1", {{"a", 1}}}, {"q2", {{"b", 1}}}};
+  RankedRun run{{"q1", {{"a", 1.0f}}}, {"q2", {{"b", 1.0f}}}};
+  EvalResult result = evaluate(run, qrels, {"ndcg@10", "NDCG@10", "p@r", "r-precision"});
+  EXPECT_EQ(result.mean.size(), 2u);
+  EXPECT_EQ(result.mean.at("ndcg@10"), 1.0);
+  EXPECT_EQ(result.mean.at(parse_metric("p@r").name), 1.0);
+}
+
 TEST(Averaging, QueryWhoseQrelsHoldNoPositiveScoresZero) {
   Qrels qrels{{"q", {{"a", 0}}}};
   RankedRun run{{"q", {{"a", 1.0f}}}};

@@ -277,5 +277,24 @@ TEST_F(IndexStorage, MissingSectionFileIsCorrupt) {
   EXPECT_THAT(load_error<CorruptFile>(dir()), HasSubstr("section file tokens.bin is missing"));
 }
 
+// Saving replaces the target folder whole: a folder of the user's own files (a thesis, a corpus,
+// a model) is refused with nothing touched; an empty folder or an earlier index is replaced.
+TEST_F(IndexStorage, SavingNeverReplacesAFolderThatIsNotAnIndex) {
+  const DocumentIndex index = full_index();
+  fs::create_directories(dir("mine"));
+  std::ofstream(dir("mine") + "/thesis.txt") << "precious";
+  EXPECT_THROW(index.save(dir("mine")), InvalidArgument);
+  EXPECT_THROW(DocumentIndex::require_saveable(dir("mine")), InvalidArgument);
+  EXPECT_EQ(read_file(dir("mine") + "/thesis.txt"), "precious");
+  std::ofstream(dir("mine") + "/header.json") << R"({"format": "something else"})";
+  EXPECT_THROW(index.save(dir("mine")), InvalidArgument);
+  EXPECT_EQ(read_file(dir("mine") + "/thesis.txt"), "precious");
+
+  fs::create_directories(dir("empty"));
+  index.save(dir("empty"));
+  index.save(dir("empty"));  // an index of this library is replaced
+  expect_same(index, DocumentIndex::load(dir("empty")));
+}
+
 }  // namespace
 }  // namespace counterpoint::index

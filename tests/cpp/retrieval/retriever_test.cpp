@@ -245,3 +245,69 @@ TEST(Retriever, Float16EsIsScoredInPlaceAndMatchesFloat32StorageWithinTolerance)
     if (float32_sparsity.count(h.id)) EXPECT_NEAR(h.sparsity, float32_sparsity[h.id], 1e-3) << h.id;
   }
 }
+
+// Candidates found by another store (e.g. Milvus) get the very scores, order and exclusion
+// Retriever::search gives the index's own.
+TEST(Rerank, CandidatesFoundElsewhereRankAsTheRetrieverRanksThem) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = 3;
+  options.scorer = Scorer::kSparsity;
+  options.alpha = 1.0f;
+  f.queries.exclude = {{"other"}};
+  const auto expected = retriever.search_encoded(f.queries, options)[0];
+
+  SearchOptions by_cosine;
+  by_cosine.k = 4;
+  EncodedQueries unfiltered = f.queries;
+  unfiltered.exclude.clear();
+  const auto cosine_hits = retriever.search_encoded(unfiltered, by_cosine)[0];
+  CandidateRows rows;
+  std::vector<float> sparse(4 * 4);
+  std::vector<index::Slot> slots;
+  for (const auto& h : cosine_hits) {  // the other store's order: by cosine
+    rows.ids.push_back(h.id);
+    rows.stage1.push_back(h.cosine);
+    slots.push_back(h.slot);
+  }
+  f.index->gather_sparse(slots.data(), slots.size(), sparse.data());
+  rows.sparse = sparse.data();
+  rows.sparse_dim = 4;
+  const auto hits = rerank(rows, f.queries.sparse.row(0), options, nullptr, {"other"});
+  ASSERT_EQ(ids(hits), ids(expected));
+  for (std::size_t i = 0; i < hits.size(); ++i) {
+    EXPECT_FLOAT_EQ(hits[i].score, expected[i].score);
+    EXPECT_FLOAT_EQ(hits[i].sparsity, expected[i].sparsity);
+    EXPECT_EQ(hits[i].slot, -1);
+  }
+}
+
+TEST(Rerank, TiesKeepTheStoresOrderAndAlphaIsResolvedLikeSearch) {
+  CandidateRows rows;
+  rows.ids = {"b", "a", "c"};
+  rows.stage1 = {0.5f, 0.5f, 0.9f};
+  SearchOptions options;
+  options.k = 2;
+  const auto hits = rerank(rows, nullptr, options);
+  EXPECT_EQ(ids(hits), (std::vector<std::string>{"c", "b"}));
+  options.scorer = Scorer::kSparsity;
+  EXPECT_THROW(rerank(rows, nullptr, options), InvalidArgument);  // no Es rows
+  options.scorer = Scorer::kMaxSim;
+  EXPECT_THROW(rerank(rows, nullptr, options), InvalidArgument);  // token rows live in an index
+  rows.stage1.pop_back();
+  options.scorer = Scorer::kCosine;
+  EXPECT_THROW(rerank(rows, nullptr, options), InvalidArgument);  // lengths differ
+}
+
+TEST(Retriever, AnUnsetAlphaIsTheOneEsRecordsElseTheDefaultAndIsReported) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.scorer = Scorer::kSparsity;
+  EXPECT_EQ(retriever.alpha_for(options).source, AlphaChoice::Source::kDefault);
+  EXPECT_EQ(retriever.alpha_for(options).value, kDefaultAlpha);
+  options.alpha = 2.5f;
+  EXPECT_EQ(retriever.alpha_for(options).source, AlphaChoice::Source::kGiven);
+  EXPECT_EQ(describe_scoring(options, retriever.alpha_for(options)), "scorer sparsity (hoyer), alpha 2.5 (given)");
+}

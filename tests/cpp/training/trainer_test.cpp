@@ -19,6 +19,7 @@ namespace counterpoint::training {
 namespace {
 
 const std::string kTinyModel = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/tiny-model";
+const std::string kTsvTriples = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/triples.tsv";
 
 std::string fresh_dir(const std::string& name) {
   const std::string dir = std::string(COUNTERPOINT_BINARY_DIR) + "/training_test_out/" + name;
@@ -324,6 +325,101 @@ TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
   EXPECT_THROW(train(kTinyModel, triples, cold), InvalidArgument);
   EXPECT_THROW(parse_loss_kind("triplet"), InvalidArgument);
   EXPECT_THROW(parse_trained_weights("adapter"), InvalidArgument);
+}
+
+TEST(Train, DevTriplesTuneAlphaAfterTrainingAndRecordItInTheManifest) {
+  const std::string out = fresh_dir("dev_alpha");
+  auto config = tiny_config(out);
+  config.trained_weights = TrainedWeights::kHead;
+  config.dev_triples = {kTsvTriples};
+  config.dense_model = kTinyModel;
+  const auto report = train(kTinyModel, synthetic_triples(), config);
+  ASSERT_TRUE(report.alpha_tuning.has_value());
+  EXPECT_EQ(report.triples, 16u);
+  EXPECT_EQ(report.alpha_tuning->queries, 2u);
+  EXPECT_EQ(report.dense_model, "tiny-random-test-model");
+  const auto training = Encoder::load(out)->manifest().training;
+  EXPECT_DOUBLE_EQ(training["alpha"].get<double>(), report.alpha_tuning->tuned.best_alpha);
+  EXPECT_EQ(training["dev"]["dense_model"], "tiny-random-test-model");
+  EXPECT_EQ(training["dev"]["triples"], nlohmann::json::array({kTsvTriples}));
+  EXPECT_DOUBLE_EQ(training["dev"]["ndcg@10_cosine"].get<double>(), report.alpha_tuning->cosine_ndcg);
+
+  auto plain = tiny_config(fresh_dir("no_dev_alpha"));
+  plain.trained_weights = TrainedWeights::kHead;
+  plain.epochs = 1;
+  const auto untuned = train(kTinyModel, synthetic_triples(), plain);
+  EXPECT_FALSE(untuned.alpha_tuning.has_value());
+  EXPECT_FALSE(Encoder::load(plain.output_dir)->manifest().training.contains("alpha"));
+}
+
+TEST(TrainFromSource, BuildsTheTriplesTrainsAndDescribesTheSource) {
+  auto config = tiny_config(fresh_dir("from_source"));
+  config.trained_weights = TrainedWeights::kHead;
+  config.batch_size = 2;
+  config.epochs = 1;
+  TripleSource source;
+  source.triple_files = {kTsvTriples};
+  const auto report = train_from_source(kTinyModel, source, config);
+  EXPECT_EQ(report.triples, 2u);
+  EXPECT_EQ(report.steps, 1u);
+  EXPECT_EQ(Encoder::load(config.output_dir)->manifest().training["data"], "tsv:" + kTsvTriples);
+}
+
+TEST(TrainFromSource, ValidatesEverySettingBeforeLoadingAModelOrBuildingTriples) {
+  const std::string out = fresh_dir("validated");
+  const std::string missing_model = out + "-no-such-model";
+  auto config = tiny_config(out);
+  TripleSource source;
+  source.triple_files = {kTsvTriples};
+  // A bad number is refused before the (missing) base model is even looked up.
+  auto bad = config;
+  bad.learning_rate = -1;
+  EXPECT_THROW(train_from_source(missing_model, source, bad), InvalidArgument);
+  bad = config;
+  bad.hard_negative_weight = std::nan("");
+  EXPECT_THROW(train_from_source(missing_model, source, bad), InvalidArgument);
+  bad = config;
+  bad.dev_triples = {out + "-missing-dev.tsv"};
+  EXPECT_THROW(train_from_source(missing_model, source, bad), FileNotFound);
+  bad = config;
+  bad.dev_triples = {kTsvTriples};
+  bad.dense_model = missing_model;
+  EXPECT_THROW(train_from_source(kTinyModel, source, bad), FileNotFound);
+  auto no_file = source;
+  no_file.triple_files = {out + "-missing.tsv"};
+  EXPECT_THROW(train_from_source(missing_model, no_file, config), FileNotFound);
+  TripleSource sick;
+  sick.data = TripleData::kSick;
+  sick.pairs = kTsvTriples;
+  EXPECT_THROW(train_from_source(missing_model, sick, config), InvalidArgument);  // no dataset
+  EXPECT_THROW(train_from_source(missing_model, source, config), FileNotFound);
+  EXPECT_FALSE(path_exists(out));  // nothing was written
+
+  // The output directory: not a file, not under one, not the base model's own directory.
+  std::filesystem::create_directories(out);
+  write_file_atomic(out + "/a-file", "x");
+  auto into_file = config;
+  into_file.output_dir = out + "/a-file";
+  EXPECT_THROW(train_from_source(kTinyModel, source, into_file), IoError);
+  into_file.output_dir = out + "/a-file/model";
+  EXPECT_THROW(train_from_source(kTinyModel, source, into_file), IoError);
+  auto over_base = config;
+  over_base.output_dir = kTinyModel;
+  EXPECT_THROW(train_from_source(kTinyModel, source, over_base), InvalidArgument);
+  EXPECT_THROW(train(kTinyModel, synthetic_triples(), over_base), InvalidArgument);
+}
+
+TEST(TripleSource, NamesRoundTripAndDescribeSaysWhereTriplesCameFrom) {
+  for (auto c : {StanceCurriculum::kHomogeneous, StanceCurriculum::kMixed, StanceCurriculum::kInverted}) {
+    EXPECT_EQ(parse_stance_curriculum(to_string(c)), c);
+  }
+  TripleSource source;
+  source.data = TripleData::kArguAna;
+  source.dataset = "data/arguana";
+  EXPECT_EQ(describe(source), "arguana:data/arguana");
+  source.qrels = "data/arguana/qrels/train.tsv";
+  source.negatives_per_anchor = 0;
+  EXPECT_THROW(validate(source), InvalidArgument);
 }
 
 }  // namespace

@@ -322,6 +322,63 @@ TEST(TrainVerifier, RefusesUnusableConfigurationsBeforeAnyWork) {
   EXPECT_FALSE(path_exists(base.output_dir));
 }
 
+// A SICK pairs file: four sentences, each entailing its "some" version and contradicting its negation.
+std::string write_pairs(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  std::string text = "pair_ID\tsentence_A\tsentence_B\tentailment_label\tentailment_AB\tentailment_BA\trelatedness_score\n";
+  int id = 0;
+  for (const std::string s : {"the man is playing guitar", "the woman is eating food", "the boy is playing guitar",
+                              "the girl is eating food"}) {
+    const std::string some = "some" + s.substr(3), negated = s.substr(0, s.find(" is ")) + " is not" + s.substr(s.find(" is ") + 3);
+    text += std::to_string(id++) + "\t" + s + "\t" + some + "\tENTAILMENT\tA_entails_B\tB_entails_A\t4.8\n";
+    text += std::to_string(id++) + "\t" + s + "\t" + negated + "\tCONTRADICTION\tA_contradicts_B\tB_contradicts_A\t4.1\n";
+  }
+  write_file_atomic(dir + "/pairs.tsv", text);
+  return dir + "/pairs.tsv";
+}
+
+TEST(TrainVerifierFromSource, BuildsNearMissTriplesWithInvertedCopiesAndDevPairs) {
+  const std::string data = fresh_dir("source_data");
+  NearMissSource source;
+  source.pairs = write_pairs(data);
+  source.dev_pairs = source.pairs;
+  source.inverted_negatives = true;
+  source.inverted_edits = {text::EditKind::kNegationAdded};
+  auto config = tiny_config(fresh_dir("from_source"));
+  config.batch_size = 4;
+  config.epochs = 1;
+  const auto report = train_verifier_from_source(kTinyModel, source, config);
+  EXPECT_EQ(report.triples, 8u);
+  EXPECT_EQ(report.inverted, 8u);
+  EXPECT_EQ(report.steps, 4u);
+  EXPECT_EQ(report.dev_scores.size(), 1u);
+  EXPECT_EQ(describe(source), "sick-near-miss:" + source.pairs + " +inverted-negatives");
+}
+
+TEST(TrainVerifierFromSource, ValidatesConfigurationAndSourceBeforeLoadingTheModel) {
+  const std::string data = fresh_dir("source_refused");
+  const std::string missing_model = data + "/no-such-model";
+  NearMissSource source;
+  source.pairs = write_pairs(data);
+  auto config = tiny_config(data + "/out");
+  auto bad = config;
+  bad.shape.map_size = 2;
+  EXPECT_THROW(train_verifier_from_source(missing_model, source, bad), InvalidArgument);
+  EXPECT_THROW(validate(bad), InvalidArgument);
+  auto no_pairs = source;
+  no_pairs.pairs = data + "/missing.tsv";
+  EXPECT_THROW(train_verifier_from_source(missing_model, no_pairs, config), FileNotFound);
+  auto overlap = source;
+  overlap.min_overlap = 2;
+  EXPECT_THROW(train_verifier_from_source(missing_model, overlap, config), InvalidArgument);
+  auto no_edits = source;
+  no_edits.inverted_negatives = true;
+  no_edits.inverted_edits.clear();
+  EXPECT_THROW(train_verifier_from_source(missing_model, no_edits, config), InvalidArgument);
+  EXPECT_THROW(train_verifier_from_source(missing_model, source, config), FileNotFound);
+  EXPECT_FALSE(path_exists(config.output_dir));
+}
+
 TEST(EvaluateNearMisses, SplitsScoresByLabelAndReportsTheirAuc) {
   auto encoder = Encoder::load(kTinyModel);
   const std::vector<LabeledPair> pairs = {{"the man is playing guitar", "the man is playing guitar", false},

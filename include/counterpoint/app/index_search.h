@@ -1,0 +1,39 @@
+// counterpoint/app/index_search.h: searching a saved index with query texts, the encoders taken
+// from the index's own records unless named. `counterpoint search` calls this.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "counterpoint/data/beir.h"
+#include "counterpoint/retrieval/retriever.h"
+
+namespace counterpoint::app {
+
+struct IndexSearchOptions {
+  std::string index;                        // index directory
+  std::optional<std::string> model;         // E; unset: the model the index records
+  std::optional<std::string> sparse_model;  // Es; unset: the one the index records, if any
+  std::string verifier;                     // map verifier for the verifier scorer
+  std::optional<std::string> prefix;        // query prefix overriding the model's
+  bool exclude_query_ids = false;           // a query never retrieves its own id
+  int threads = 0;
+  retrieval::SearchOptions search;
+};
+
+struct IndexSearchReport {
+  std::shared_ptr<const retrieval::Retriever> retriever;  // for texts and explanations
+  std::vector<std::vector<retrieval::Hit>> hits;          // per query, best first
+  retrieval::AlphaChoice alpha;
+  std::string scoring;  // retrieval::describe_scoring
+};
+
+// The installed model name an index's recorded identity ("name@checksum") refers to.
+std::string recorded_model_name(const std::string& identity);
+
+// Loads the index and its encoders (checked against its records), then searches.
+IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries);
+
+}  // namespace counterpoint::app

@@ -1,0 +1,49 @@
+// counterpoint/encoder/feature_cache.h: pooled features of texts kept on disk, so that a corpus
+// is run through a network once. Features are the network's pooled vectors before any head and
+// normalisation (Encoder::pooled_features); rows of E and of every head Es over the same network
+// are derived from them by a matrix product (Encoder::rows_from_features). A record is keyed by
+// the encoder's feature_key (network and tokenizer checksums, lower-casing, pooling, max length,
+// prefix) and the SHA-256 of the text, so nothing that changes an embedding can hit a stale row.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "counterpoint/core/matrix.h"
+#include "counterpoint/encoder/encoder.h"
+
+namespace counterpoint {
+
+// $COUNTERPOINT_CACHE, else $XDG_CACHE_HOME/counterpoint, else $HOME/.cache/counterpoint.
+std::string default_cache_directory();
+
+class FeatureCache {
+ public:
+  // Records live in <directory>/features/<feature key>.bin (created on first write).
+  explicit FeatureCache(std::string directory = default_cache_directory());
+
+  // Rows of `texts` exactly as encoder.encode(texts, options) gives them: features found in the
+  // cache are reused, the others computed (one forward pass per batch of missing texts) and
+  // appended. options.progress sees the texts computed.
+  Matrix encode(const Encoder& encoder, const std::vector<std::string>& texts, const EncodeOptions& options = {});
+  // E and Es rows as Encoder::encode_both gives them; one set of features when the two share
+  // their network, else each encoder's own.
+  std::pair<Matrix, Matrix> encode_both(const Encoder& dense, const Encoder& sparse,
+                                        const std::vector<std::string>& texts, const EncodeOptions& options = {});
+
+  // The features of `texts` under `encoder` (computed and kept where missing).
+  Matrix features(const Encoder& encoder, const std::vector<std::string>& texts, const EncodeOptions& options = {});
+
+  const std::string& directory() const { return directory_; }
+  // Texts found / computed since construction.
+  std::size_t hits() const { return hits_; }
+  std::size_t misses() const { return misses_; }
+
+ private:
+  std::string directory_;
+  std::size_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace counterpoint

@@ -1,0 +1,153 @@
+#include "counterpoint/app/beir_run.h"
+
+#include <cmath>
+#include <optional>
+
+#include "counterpoint/app/corpus_index.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/data/beir.h"
+#include "counterpoint/data/run.h"
+#include "counterpoint/eval/metrics.h"
+#include "counterpoint/eval/retrieval_task.h"
+#include "counterpoint/scoring/map_verifier.h"
+
+namespace counterpoint::app {
+
+namespace {
+
+void require_file(const std::string& path, const std::string& what) {
+  if (path.empty()) throw InvalidArgument(what + " is required");
+  if (!path_exists(path)) throw FileNotFound(what + " not found: " + path);
+}
+
+// The folder a new output file goes into must exist before hours of encoding, not after.
+void require_writable_parent(const std::string& path, const std::string& what) {
+  const auto slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (!path_exists(parent)) throw FileNotFound(what + ": folder " + parent + " does not exist");
+}
+
+std::vector<data::Query> judged_queries(const data::BeirDataset& dataset, const data::Qrels& qrels,
+                                        const BeirRunOptions& options) {
+  std::vector<data::Query> queries;
+  for (const auto& q : dataset.queries) {
+    if (qrels.count(q.id)) queries.push_back(q);
+  }
+  if (queries.empty()) {
+    throw InvalidArgument("no query of " + options.dataset + " has judgements in " + options.qrels);
+  }
+  return queries;
+}
+
+}  // namespace
+
+void validate(const BeirRunOptions& options) {
+  require_file(join_path(options.dataset, "corpus.jsonl"), "--dataset " + options.dataset + ": corpus.jsonl");
+  require_file(options.qrels, "--qrels");
+  if (options.metrics.empty()) throw InvalidArgument("--metrics: give at least one metric, e.g. ndcg@10");
+  for (const auto& m : options.metrics) eval::parse_metric(m);
+  const auto& search = options.search;
+  if (search.alpha && !std::isfinite(*search.alpha)) throw InvalidArgument("--alpha must be finite");
+  if (!std::isfinite(search.fusion_lambda)) throw InvalidArgument("--lambda must be finite");
+  if (search.scorer == retrieval::Scorer::kSparsity && options.sparse_model.empty()) {
+    throw InvalidArgument("scorer " + scoring::to_string(search.sparsity.function) +
+                          " needs a sparse-aware encoder: give --sparse-model (e.g. " + kDefaultSparseModel + ")");
+  }
+  if (search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
+    throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
+  }
+  if (options.tune_alpha && search.scorer != retrieval::Scorer::kSparsity) {
+    throw InvalidArgument("--tune-alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
+  }
+  if (options.k && *options.k == 0) throw InvalidArgument("-k must be >= 1");
+  if (options.k && search.candidates < *options.k) {
+    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
+                          std::to_string(*options.k) + " hits per query this run keeps; raise --candidates");
+  }
+  if (!options.out.empty()) require_writable_parent(options.out, "--out");
+  // Names resolve without loading anything: a typo fails here, not after the corpus is read.
+  resolve_model(options.model);
+  if (!options.sparse_model.empty()) resolve_model(options.sparse_model);
+  if (!options.verifier.empty() && !path_exists(options.verifier)) {
+    throw FileNotFound("--verifier not found: " + options.verifier);
+  }
+}
+
+BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& progress) {
+  validate(options);
+  const auto dataset = data::load_beir(options.dataset);
+  const auto qrels = data::load_qrels(options.qrels);
+  const auto queries = judged_queries(dataset, qrels, options);
+
+  eval::EvalOptions eval_options;
+  eval_options.exclude_self = !options.keep_self;
+  // Every metric must see its whole cut-off: a run shallower than recall@100 would score the
+  // missing ranks as misses and print a wrong figure.
+  retrieval::SearchOptions search = options.search;
+  const std::size_t depth = eval::required_depth(options.metrics, qrels, eval_options);
+  if (!options.k) {
+    search.k = std::max(search.k, depth);
+  } else if (*options.k < depth) {
+    std::string names;
+    for (const auto& m : options.metrics) names += (names.empty() ? "" : ",") + m;
+    throw InvalidArgument("-k " + std::to_string(*options.k) + " is below the " + std::to_string(depth) +
+                          " hits per query that --metrics " + names + " need; raise -k or drop the deeper metrics");
+  } else {
+    search.k = *options.k;
+  }
+  if (search.candidates < search.k) {
+    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
+                          std::to_string(search.k) + " hits per query this run keeps; raise --candidates");
+  }
+
+  BeirRunReport report;
+  report.index_from_cache = !options.index_cache.empty() && path_exists(options.index_cache);
+  auto encoder = load_model(options.model, options.threads);
+  std::shared_ptr<Encoder> sparse =
+      options.sparse_model.empty() ? nullptr : load_model(options.sparse_model, options.threads);
+  auto verifier = options.verifier.empty() ? nullptr : scoring::load_map_verifier(options.verifier);
+  auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, sparse.get(), progress,
+                                 options.feature_cache);
+  retrieval::Retriever retriever(idx, encoder, sparse, verifier);
+
+  std::vector<std::string> texts, ids;
+  for (const auto& q : queries) {
+    texts.push_back(q.text);
+    ids.push_back(q.id);
+  }
+  std::optional<FeatureCache> features;
+  if (!options.feature_cache.empty()) features.emplace(options.feature_cache);
+  auto encoded = retriever.encode_queries(texts, search, options.prefix ? &*options.prefix : nullptr,
+                                          features ? &*features : nullptr);
+  if (!options.keep_self) {
+    for (const auto& q : queries) encoded.exclude.push_back({q.id});
+  }
+  report.alpha = retriever.alpha_for(search);
+  if (options.tune_alpha) {
+    eval::AlphaSearch alpha_search;
+    alpha_search.kind = *options.tune_alpha;
+    report.tuning = eval::tune_alpha(
+        [&](double a) {
+          auto o = search;
+          o.alpha = float(a);
+          return eval::evaluate(eval::ranked_run(ids, retriever.search_encoded(encoded, o)), qrels, {"ndcg@10"},
+                                eval_options)
+              .mean.at("ndcg@10");
+        },
+        alpha_search);
+    search.alpha = float(report.tuning->best_alpha);
+    report.alpha.value = *search.alpha;
+    report.alpha.source = retrieval::AlphaChoice::Source::kTuned;
+    report.alpha.tuned_by = "the " + eval::to_string(alpha_search.kind) + " search on " + options.qrels;
+  }
+  const auto run = eval::ranked_run(ids, retriever.search_encoded(encoded, search));
+  if (!options.out.empty()) data::write_trec_run(options.out, run);
+  report.queries = queries.size();
+  report.k = search.k;
+  report.scoring = retrieval::describe_scoring(search, report.alpha);
+  report.metrics = eval::evaluate(run, qrels, options.metrics, eval_options).mean;
+  return report;
+}
+
+}  // namespace counterpoint::app

@@ -1,0 +1,80 @@
+#include "counterpoint/app/demo.h"
+
+#include "counterpoint/app/corpus_index.h"
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+
+namespace counterpoint::app {
+
+namespace {
+
+// A name under `models` when that directory holds it, else the usual resolution.
+std::string model_path(const std::string& name, const std::string& models) {
+  if (!models.empty() && !path_exists(join_path(name, "manifest.json")) &&
+      path_exists(join_path(join_path(models, name), "manifest.json"))) {
+    return join_path(models, name);
+  }
+  return resolve_model(name);
+}
+
+}  // namespace
+
+bool DemoReport::is_contradiction(const std::string& query_id, const std::string& document_id) const {
+  auto q = qrels.find(query_id);
+  if (q == qrels.end()) return false;
+  auto d = q->second.find(document_id);
+  return d != q->second.end() && d->second > 0;
+}
+
+DemoReport run_demo(const DemoOptions& options) {
+  if (options.k == 0) throw InvalidArgument("-k must be >= 1");
+  if (!path_exists(join_path(options.corpus, "corpus.jsonl"))) {
+    throw FileNotFound("--corpus " + options.corpus + ": corpus.jsonl not found");
+  }
+  if (!options.qrels.empty() && !path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
+  const std::string model_dir = model_path(options.model, options.models);
+  const std::string sparse_dir = model_path(options.sparse_model, options.models);
+
+  EncoderConfig config;
+  config.threads = options.threads;
+  auto encoder = Encoder::load(model_dir, config);
+  auto sparse = Encoder::load(sparse_dir, config);
+  DemoReport report;
+  report.alpha = retrieval::choose_alpha(options.alpha, sparse.get());
+  report.encoder = encoder->manifest().name;
+  report.sparse_encoder = sparse->manifest().name;
+
+  const auto dataset = data::load_beir(options.corpus);
+  const std::string qrels_file =
+      options.qrels.empty() ? data::qrels_path(options.corpus, "contradictions") : options.qrels;
+  if (path_exists(qrels_file)) report.qrels = data::load_qrels(qrels_file);
+  auto idx = cached_corpus_index("", dataset.corpus, *encoder, sparse.get());
+  report.index = idx;
+  report.passages = dataset.corpus.size();
+  retrieval::Retriever retriever(idx, encoder, sparse);
+
+  retrieval::SearchOptions cosine_only;
+  cosine_only.k = options.k;
+  cosine_only.candidates = std::max(options.k, retrieval::SearchOptions{}.candidates);
+  retrieval::SearchOptions contradiction = cosine_only;
+  contradiction.scorer = retrieval::Scorer::kSparsity;
+  contradiction.alpha = report.alpha.value;
+  std::vector<std::string> texts;
+  for (const auto& q : dataset.queries) texts.push_back(q.text);
+  const auto encoded = retriever.encode_queries(texts, contradiction);
+  const auto by_cosine = retriever.search_encoded(encoded, cosine_only);
+  const auto by_contradiction = retriever.search_encoded(encoded, contradiction);
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    DemoQuery q{dataset.queries[i], by_cosine[i], by_contradiction[i], std::nullopt};
+    if (!q.by_contradiction.empty()) {
+      q.why_first = retrieval::explain(retriever, texts[i], q.by_contradiction[0].id, 3, 3, contradiction.sparsity);
+    }
+    report.first_by_cosine += !q.by_cosine.empty() && report.is_contradiction(q.query.id, q.by_cosine[0].id);
+    report.first_by_contradiction +=
+        !q.by_contradiction.empty() && report.is_contradiction(q.query.id, q.by_contradiction[0].id);
+    report.queries.push_back(std::move(q));
+  }
+  return report;
+}
+
+}  // namespace counterpoint::app

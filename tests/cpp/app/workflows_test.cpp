@@ -1,0 +1,129 @@
+// The workflows every face calls: options are checked before any model is loaded or any text
+// encoded, and a whole run on a tiny BEIR set gives the figures the evaluation layer gives.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "counterpoint/app/beir_run.h"
+#include "counterpoint/app/stance_run.h"
+#include "counterpoint/core/errors.h"
+
+using namespace counterpoint;
+using namespace counterpoint::app;
+
+namespace {
+
+const std::string kData = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/data/beir_mini";
+const std::string kTinyModel = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/tiny-model";
+
+// A model directory whose manifest cannot be read: loading it throws CorruptFile, so a test that
+// gets another error knows nothing was loaded.
+std::string unloadable_model() {
+  const auto dir = std::filesystem::temp_directory_path() / "counterpoint_unloadable_model";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "manifest.json") << "{ not json";
+  return dir.string();
+}
+
+BeirRunOptions run_options() {
+  BeirRunOptions o;
+  o.dataset = kData;
+  o.qrels = kData + "/qrels/dev.tsv";
+  o.model = unloadable_model();
+  return o;
+}
+
+std::string message_of(const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no InvalidArgument";
+}
+
+}  // namespace
+
+TEST(BeirRun, TheUnloadableModelReallyFailsToLoad) {
+  EXPECT_THROW(run_beir(run_options()), CorruptFile);
+}
+
+TEST(BeirRun, ASparsityScorerWithoutEsFailsBeforeAnyModelIsLoaded) {
+  auto o = run_options();
+  o.search.scorer = retrieval::Scorer::kSparsity;
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("--sparse-model"), std::string::npos);
+}
+
+TEST(BeirRun, AnUnknownMetricFailsBeforeAnyModelIsLoaded) {
+  auto o = run_options();
+  o.metrics = {"ndcg@10", "ndgc@10"};
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("ndgc@10"), std::string::npos);
+}
+
+TEST(BeirRun, TuningWithoutASparsityScorerAndTooFewCandidatesFailFirst) {
+  auto o = run_options();
+  o.tune_alpha = eval::AlphaSearch::Kind::kInterval;
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("--tune-alpha"), std::string::npos);
+  o = run_options();
+  o.k = 50;
+  o.search.candidates = 20;
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("--candidates 20"), std::string::npos);
+}
+
+TEST(BeirRun, AnOutputIntoAMissingFolderFailsFirst) {
+  auto o = run_options();
+  o.out = "/nonexistent-folder-of-counterpoint/run.trec";
+  EXPECT_THROW(run_beir(o), FileNotFound);
+}
+
+TEST(BeirRun, ARunOnATinySetReportsEveryMetricAndTheDepthTheyNeed) {
+  BeirRunOptions o;
+  o.dataset = kData;
+  o.qrels = kData + "/qrels/dev.tsv";
+  o.model = kTinyModel;
+  o.metrics = {"ndcg@10", "recall@3"};
+  const auto report = run_beir(o);
+  EXPECT_GE(report.queries, 1u);
+  EXPECT_EQ(report.k, 11u);  // ndcg@10 plus the query's own id, removed first
+  EXPECT_EQ(report.scoring, "scorer cosine");
+  ASSERT_EQ(report.metrics.size(), 2u);
+  for (const auto& [name, value] : report.metrics) {
+    EXPECT_GE(value, 0.0) << name;
+    EXPECT_LE(value, 1.0) << name;
+  }
+}
+
+TEST(StanceRun, TemplateNamesParseAndAMissingMetadataFileIsNamed) {
+  EXPECT_EQ(parse_stance_templates("training"), StanceTemplates::kTraining);
+  EXPECT_THROW(parse_stance_templates("heldout"), InvalidArgument);
+  StanceRunOptions o;
+  o.dataset = kData;  // no metadata.jsonl
+  o.qrels = kData + "/qrels/dev.tsv";
+  o.model = unloadable_model();
+  EXPECT_THROW(run_stance(o), FileNotFound);
+}
+
+TEST(BeirRun, AnIndexCacheOfAnotherCorpusIsRefusedNotScoredAsZero) {
+  const auto cache = std::filesystem::temp_directory_path() / "counterpoint_other_corpus_index";
+  std::filesystem::remove_all(cache);
+  BeirRunOptions o;
+  o.dataset = kData;
+  o.qrels = kData + "/qrels/dev.tsv";
+  o.model = kTinyModel;
+  o.feature_cache = "";
+  o.index_cache = cache.string();
+  run_beir(o);  // builds and saves the cache
+  run_beir(o);  // reuses it
+  const auto other = std::filesystem::temp_directory_path() / "counterpoint_other_corpus";
+  std::filesystem::remove_all(other);
+  std::filesystem::create_directories(other);
+  std::ofstream(other / "corpus.jsonl") << R"({"_id": "x1", "text": "something else entirely"})" << "\n";
+  std::ofstream(other / "queries.jsonl") << R"({"_id": "q1", "text": "a query"})" << "\n";
+  std::ofstream(other / "qrels.tsv") << "query-id\tcorpus-id\tscore\nq1\tx1\t1\n";
+  o.dataset = other.string();
+  o.qrels = (other / "qrels.tsv").string();
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("is an index of another corpus"), std::string::npos);
+  std::filesystem::remove_all(cache);
+  std::filesystem::remove_all(other);
+}

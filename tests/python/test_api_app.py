@@ -1,0 +1,54 @@
+"""counterpoint.run_beir / run_stance: the library's evaluation workflows from Python, the same
+calls `counterpoint run` and `counterpoint stance` print, options checked before any model loads."""
+import pathlib
+
+import pytest
+
+import counterpoint as cp
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = REPO / "examples" / "corpus"
+QRELS = CORPUS / "qrels" / "contradictions.tsv"
+BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+
+
+@pytest.fixture
+def unloadable(tmp_path):
+    model = tmp_path / "unloadable"
+    model.mkdir()
+    (model / "manifest.json").write_text("{ not json")
+    return str(model)
+
+
+def test_run_beir_scores_the_run_it_writes_as_evaluate_scores_it(tmp_path):
+    out = tmp_path / "run.trec"
+    report = cp.run_beir(CORPUS, QRELS, model=str(BERT_TINY), metrics=["ndcg@10", "recall@5"], out=out, threads=1)
+    assert report["queries"] == 12 and report["k"] == 11 and report["scoring"] == "scorer cosine"
+    run = {}
+    for line in out.read_text().splitlines():
+        query, _, doc, _, score, _ = line.split()
+        run.setdefault(query, {})[doc] = float(score)
+    assert cp.evaluate(run, cp.load_qrels(str(QRELS)), ["ndcg@10", "recall@5"]) == pytest.approx(report["metrics"])
+
+
+def test_run_beir_tunes_alpha_and_reports_where_it_came_from(tmp_path):
+    report = cp.run_beir(CORPUS, QRELS, model=str(BERT_TINY), sparse_model=str(BERT_TINY), scorer="hoyer",
+                         metrics=["ndcg@10"], tune_alpha="grid", threads=1)
+    assert report["alpha"]["description"].startswith(f"alpha {report['alpha']['value']:g} (tuned by the grid search")
+    assert max(score for _, score in report["alpha_curve"]) == pytest.approx(report["metrics"]["ndcg@10"])
+
+
+def test_run_beir_checks_its_options_before_loading_a_model(unloadable):
+    with pytest.raises(cp.CorruptFileError):
+        cp.run_beir(CORPUS, QRELS, model=unloadable)
+    with pytest.raises(ValueError, match="--sparse-model"):
+        cp.run_beir(CORPUS, QRELS, model=unloadable, scorer="hoyer")
+    with pytest.raises(ValueError, match="ndgc@10"):
+        cp.run_beir(CORPUS, QRELS, model=unloadable, metrics=["ndgc@10"])
+    with pytest.raises(ValueError, match="tune-alpha"):
+        cp.run_beir(CORPUS, QRELS, model=unloadable, tune_alpha="grid")
+
+
+def test_run_stance_names_a_missing_metadata_file(unloadable):
+    with pytest.raises(FileNotFoundError, match="metadata.jsonl"):
+        cp.run_stance(CORPUS, QRELS, model=unloadable)
