@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -141,12 +142,27 @@ std::vector<std::string> installed_models(const std::string& dir) {
   return names;
 }
 
+namespace {
+
+// Installed models are named in lower case after their upstream model; the hub's spellings
+// ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2") name them too.
+std::string installed_name(std::string name) {
+  const std::string organisation = "sentence-transformers/";
+  if (name.compare(0, organisation.size(), organisation) == 0) name = name.substr(organisation.size());
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+}  // namespace
+
 std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir) {
   if (path_exists(join_path(name_or_dir, "manifest.json"))) return name_or_dir;
   const std::string models = models_directory(fallback_models_dir);
-  const std::string installed = join_path(models, name_or_dir);
-  if (name_or_dir.find('/') == std::string::npos && path_exists(join_path(installed, "manifest.json"))) {
-    return installed;
+  for (const std::string& name : {name_or_dir, installed_name(name_or_dir)}) {
+    const std::string installed = join_path(models, name);
+    if (!name.empty() && name.find('/') == std::string::npos && path_exists(join_path(installed, "manifest.json"))) {
+      return installed;
+    }
   }
   throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + models +
                      " (set COUNTERPOINT_MODELS or run ./setup.sh build)");

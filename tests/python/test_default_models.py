@@ -56,3 +56,25 @@ def test_hits_carry_the_score_components(rankings):
     for hits in by_hoyer:
         for h in hits:
             assert h.score == pytest.approx(h.cosine + alpha * h.sparsity, abs=1e-5)
+
+
+def test_the_default_model_loads_by_its_hub_spellings_from_any_directory(tmp_path):
+    """With neither COUNTERPOINT_MODELS nor a models/ folder in the working directory, names resolve in
+    the folder set-up installed the models into; the hub's spellings name the installed model."""
+    import subprocess
+    import sys
+    if not (MODELS / "all-minilm-l6-v2" / "manifest.json").exists():
+        pytest.skip("the default models are not installed")
+    if MODELS.resolve() != (ROOT / "models" / "installed").resolve():
+        pytest.skip("the models were installed elsewhere than the folder this build recorded")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERPOINT_") and k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(pathlib.Path(cp.__file__).resolve().parents[1])
+    env["HOME"] = str(tmp_path)
+    code = ("import counterpoint as cp\n"
+            "a = cp.Encoder.load('all-MiniLM-L6-v2')\n"
+            "b = cp.Encoder.load('sentence-transformers/all-MiniLM-L6-v2')\n"
+            "print(a.encode('x').shape, a.identity == b.identity)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(384,) True"
