@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <unordered_map>
 
 #include "counterpoint/core/errors.h"
@@ -114,7 +115,14 @@ Matrix FeatureCache::features(const Encoder& encoder, const std::vector<std::str
     auto m = first_missing.find(hashes[i]);
     if (m != first_missing.end()) std::memcpy(out.row(i), computed.row(m->second), width * sizeof(float));
   }
-  append_records(path, width, records);
+  // The cache only saves time: a folder that cannot be written (a read-only home) costs the next
+  // run a forward pass, said once, never this run's result.
+  try {
+    append_records(path, width, records);
+  } catch (const std::exception& e) {
+    if (!warned_) std::cerr << "counterpoint: warning: the feature cache is not kept (" << e.what() << ")\n";
+    warned_ = true;
+  }
   return out;
 }
 

@@ -26,7 +26,8 @@ class FeatureCache {
 
   // Rows of `texts` exactly as encoder.encode(texts, options) gives them: features found in the
   // cache are reused, the others computed (one forward pass per batch of missing texts) and
-  // appended. options.progress sees the texts computed.
+  // appended (a folder that cannot be written is reported once on stderr, and the rows are
+  // returned all the same). options.progress sees the texts computed.
   Matrix encode(const Encoder& encoder, const std::vector<std::string>& texts, const EncodeOptions& options = {});
   // E and Es rows as Encoder::encode_both gives them; one set of features when the two share
   // their network, else each encoder's own.
@@ -44,6 +45,7 @@ class FeatureCache {
  private:
   std::string directory_;
   std::size_t hits_ = 0, misses_ = 0;
+  bool warned_ = false;  // a failed write is reported once
 };
 
 }  // namespace counterpoint

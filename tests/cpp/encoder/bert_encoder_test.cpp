@@ -286,6 +286,20 @@ TEST(FeatureCache, RowsOfEAndOfAHeadOverItComeFromOneCachedPass) {
   fs::remove_all(cache_dir);
 }
 
+// The cache only saves time: a folder that cannot be made (here: under a regular file) leaves the
+// rows right and says so on stderr.
+TEST(FeatureCache, AFolderThatCannotBeWrittenCostsTimeNotTheResult) {
+  const std::string file = (fs::temp_directory_path() / "counterpoint_feature_cache_file").string();
+  write_file_atomic(file, "a file, not a folder");
+  auto dense = Encoder::load(kFixture, EncoderConfig{1});
+  FeatureCache cache(file + "/cache");
+  const auto texts = texts_of(expected_sentences());
+  const Matrix rows = cache.encode(*dense, texts);
+  const Matrix direct = dense->encode(texts);
+  for (std::size_t i = 0; i < rows.values().size(); ++i) EXPECT_NEAR(rows.values()[i], direct.values()[i], 1e-5);
+  fs::remove(file);
+}
+
 TEST(FeatureCache, AFileOfAnotherWidthIsCorruptNotReadAsFeatures) {
   const std::string cache_dir = (fs::temp_directory_path() / "counterpoint_feature_cache_bad").string();
   fs::remove_all(cache_dir);
