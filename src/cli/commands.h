@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -65,7 +66,18 @@ std::string default_models_dir();
 std::string default_example_corpus();
 // A model given by directory path, or by name (counterpoint::resolve_model), loaded.
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads);
-// A progress line on stderr, redrawn in place.
+// The one convention of every long job's progress (encoding, indexing, training): on a terminal
+// one line on stderr redrawn in place; in a log (stderr not a terminal) a line every 5 seconds and
+// the last one.
+class ProgressLine {
+ public:
+  void show(const std::string& text, bool last);
+  static bool on_terminal();
+
+ private:
+  std::chrono::steady_clock::time_point printed_at_{};
+  bool printed_ = false;
+};
 ProgressCallback stderr_progress(const std::string& label);
 
 // Prints "resumed from the checkpoint at step N" when a training continued a checkpoint.

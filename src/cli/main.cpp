@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -38,9 +41,27 @@ std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int thread
   return app::load_model(name_or_dir, threads);
 }
 
+void ProgressLine::show(const std::string& text, bool last) {
+  static const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  if (terminal) {
+    std::cerr << "\r" << text << (last ? "\n" : "") << std::flush;
+    return;
+  }
+  // In a log, carriage returns would pile thousands of frames into one line.
+  const auto now = std::chrono::steady_clock::now();
+  if (last || !printed_ || now - printed_at_ >= std::chrono::seconds(5)) {
+    std::cerr << text << "\n" << std::flush;
+    printed_at_ = now;
+    printed_ = true;
+  }
+}
+
+bool ProgressLine::on_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
 ProgressCallback stderr_progress(const std::string& label) {
-  return [label](std::size_t done, std::size_t total) {
-    std::cerr << "\r" << label << ": " << done << "/" << total << (done == total ? "\n" : "") << std::flush;
+  auto line = std::make_shared<ProgressLine>();
+  return [label, line](std::size_t done, std::size_t total) {
+    line->show(label + ": " + std::to_string(done) + "/" + std::to_string(total), done == total);
     return true;
   };
 }

@@ -25,14 +25,15 @@ void add_loop_options(CLI::App& cmd, training::LoopSettings& s, const std::strin
 }
 
 training::TrainProgressCallback train_progress() {
-  return [](const training::TrainProgress& p) {
-    std::cerr << "\r" << training::format_progress(p) << std::flush;
+  auto line = std::make_shared<ProgressLine>();
+  return [line](const training::TrainProgress& p) {
+    line->show(training::format_progress(p), p.step == p.total_steps);
     return true;
   };
 }
 
 void print_run_end(const training::TrainReport& report) {
-  std::cerr << "\n";
+  if (ProgressLine::on_terminal()) std::cerr << "\n";
   print_resumed(report.resumed_from);
 }
 

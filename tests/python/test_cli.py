@@ -265,6 +265,16 @@ def test_bad_options_fail_before_any_model_is_loaded(tmp_path):
     assert (out / "thesis.txt").read_text() == "precious"
 
 
+def test_progress_in_a_log_is_one_line_every_few_seconds_never_carriage_returns(tmp_path):
+    corpus = tmp_path / "c.tsv"
+    corpus.write_text("".join(f"d{i}\tdocument number {i} about cats\n" for i in range(40)))
+    built = run("index", "build", "--corpus", corpus, "--out", tmp_path / "idx", "--model", TINY_MODEL,
+                "--batch-size", 8)
+    assert "\r" not in built.stderr
+    lines = [line for line in built.stderr.splitlines() if line.startswith("encoding:")]
+    assert lines[0] == "encoding: 8/40" and lines[-1] == "encoding: 40/40"
+
+
 def test_index_build_never_replaces_a_folder_of_the_users_files(tmp_path):
     folder = tmp_path / "d"
     folder.mkdir()
