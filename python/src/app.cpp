@@ -1,5 +1,9 @@
 // counterpoint.run_beir and counterpoint.run_stance: the library's evaluation workflows (the
 // ones `counterpoint run` and `counterpoint stance` print), returning their reports as dicts.
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+
 #include "bindings.h"
 #include "counterpoint/app/beir_run.h"
 #include "counterpoint/app/stance_run.h"
@@ -8,9 +12,7 @@ namespace counterpoint::python {
 
 namespace {
 
-std::string path_text(py::handle path) {
-  return py::str(py::module_::import("os").attr("fspath")(path)).cast<std::string>();
-}
+namespace fs = std::filesystem;
 
 py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   py::dict d;
@@ -19,15 +21,15 @@ py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   return d;
 }
 
-py::dict beir_run(py::object dataset, py::object qrels, const std::string& model, std::optional<std::string> sparse_model,
+py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::string& model, std::optional<std::string> sparse_model,
                   const std::string& scorer, std::optional<double> alpha, std::optional<std::size_t> k,
                   std::size_t candidates, std::vector<std::string> metrics, std::optional<std::string> tune_alpha,
-                  py::object index_cache, py::object out, bool keep_self, std::optional<std::string> prefix,
+                  const std::optional<fs::path>& index_cache, const std::optional<fs::path>& out, bool keep_self, std::optional<std::string> prefix,
                   const std::string& stage1, const std::string& fusion, double fusion_lambda, int threads,
                   py::object progress) {
   app::BeirRunOptions o;
-  o.dataset = path_text(dataset);
-  o.qrels = path_text(qrels);
+  o.dataset = dataset.string();
+  o.qrels = qrels.string();
   o.model = model;
   o.sparse_model = sparse_model.value_or("");
   retrieval::set_scorer(o.search, scorer);
@@ -36,8 +38,8 @@ py::dict beir_run(py::object dataset, py::object qrels, const std::string& model
   o.search.candidates = candidates;
   o.metrics = std::move(metrics);
   if (tune_alpha) o.tune_alpha = eval::parse_alpha_search(*tune_alpha);
-  if (!index_cache.is_none()) o.index_cache = path_text(index_cache);
-  if (!out.is_none()) o.out = path_text(out);
+  if (index_cache) o.index_cache = index_cache->string();
+  if (out) o.out = out->string();
   o.keep_self = keep_self;
   o.prefix = prefix;
   o.search.stage1 = retrieval::parse_stage1(stage1);
@@ -70,19 +72,19 @@ py::dict scores_dict(const eval::StanceScores& s) {
   return d;
 }
 
-py::dict stance_run(py::object dataset, py::object qrels, const std::string& model, const std::string& templates,
+py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const std::string& model, const std::string& templates,
                     const std::string& stage1, const std::string& fusion, double fusion_lambda, std::size_t candidates,
-                    py::object index_cache, std::size_t ablation, int threads, py::object progress) {
+                    const std::optional<fs::path>& index_cache, std::size_t ablation, int threads, py::object progress) {
   app::StanceRunOptions o;
-  o.dataset = path_text(dataset);
-  o.qrels = path_text(qrels);
+  o.dataset = dataset.string();
+  o.qrels = qrels.string();
   o.model = model;
   o.templates = app::parse_stance_templates(templates);
   o.search.stage1 = retrieval::parse_stage1(stage1);
   o.search.fusion = retrieval::parse_fusion(fusion);
   o.search.fusion_lambda = float(fusion_lambda);
   o.search.candidates = candidates;
-  if (!index_cache.is_none()) o.index_cache = path_text(index_cache);
+  if (index_cache) o.index_cache = index_cache->string();
   o.ablation = ablation;
   o.threads = threads;
   ProgressBridge bridge(progress, "encoding corpus");

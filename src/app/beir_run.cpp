@@ -102,7 +102,6 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   }
 
   BeirRunReport report;
-  report.index_from_cache = !options.index_cache.empty() && path_exists(options.index_cache);
   auto encoder = load_model(options.model, options.threads);
   std::shared_ptr<Encoder> sparse =
       options.sparse_model.empty() ? nullptr : load_model(options.sparse_model, options.threads);

@@ -117,7 +117,6 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
                                                                          : training::training_stance_templates();
 
   StanceRunReport report;
-  report.index_from_cache = !options.index_cache.empty() && path_exists(options.index_cache);
   auto encoder = load_model(options.model, options.threads);
   auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, nullptr, progress,
                                  options.feature_cache);

@@ -52,7 +52,6 @@ struct BeirRunReport {
   std::string scoring;                    // "scorer sparsity (hoyer), alpha 1.5 (tuned by ...)"
   std::optional<eval::AlphaResult> tuning;  // the alpha search, when tuned
   std::map<std::string, double> metrics;  // mean over the judged queries
-  bool index_from_cache = false;
 };
 
 // Everything checkable without loading a model or reading the corpus: files exist, metric names

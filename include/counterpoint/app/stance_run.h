@@ -47,7 +47,6 @@ struct StanceRunReport {
   eval::StanceScores mean;  // mean over the templates
   // With ablation: the first template, and the summary per document class.
   std::map<std::string, eval::AblationSummary> ablation;
-  bool index_from_cache = false;
 };
 
 // Files exist, counts sane, the model name resolves. InvalidArgument / FileNotFound.
