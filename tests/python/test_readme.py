@@ -129,13 +129,13 @@ def test_readme_is_at_most_300_lines():
 
 def test_set_up_blocks_are_marked():
     setup = re.compile(r"(^|\s)(\./setup\.sh|pip3? install|-m pip install|cmake --install|apt-get)\b", re.M)
-    for language, code, skipped, line in _of({"sh", "bash", "shell", "console"}):
+    for language, code, skipped, line in _of({"sh", "bash", "shell"}):
         assert skipped or not setup.search(code), \
             f"README.md:{line}: a set-up block must carry {SKIP_MARKER} on the line above it"
 
 
 def test_every_block_has_a_known_language():
-    runnable = {"python", "sh", "bash", "shell", "console", "cmake", "cpp", "c++"}
+    runnable = {"python", "sh", "bash", "shell", "cmake", "cpp", "c++"}
     for language, _, _, line in _blocks():
         assert language in runnable | {"text", ""}, f"README.md:{line}: unknown block language {language!r}"
 
