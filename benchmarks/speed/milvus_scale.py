@@ -92,8 +92,8 @@ def run_size(n, args, workdir):
     for kind in ("flat", "ivf"):
         rss_before = psutil.Process().memory_info().rss
         start = time.perf_counter()
-        index = cp.Index.build_from_embeddings(ids, dense, sparse, encoder_id="synthetic-e",
-                                               sparse_encoder_id="synthetic-es", kind=kind)
+        index = cp.Index.build_from_embeddings(ids, dense, sparse, encoder_id="external@synthetic-e",
+                                               sparse_encoder_id="external@synthetic-es", kind=kind)
         build_s = time.perf_counter() - start
         latencies, results = timed_queries(
             lambda q, s: index.search(q, sparse_queries=s, nprobe=nprobe if kind == "ivf" else 0, **search_kwargs),

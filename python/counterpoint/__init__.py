@@ -55,6 +55,12 @@ Dataset = _core.Dataset
 Document = _core.Document
 Query = _core.Query
 
+from . import _familiar  # noqa: E402  (needs _core loaded)
+
+Encoder.similarity = _familiar.similarity
+SearchResults.to_pandas = _familiar.to_pandas
+SearchResults._repr_html_ = _familiar.repr_html
+
 cosine = _core.cosine
 hoyer = _core.hoyer
 final_scores = _core.final_scores

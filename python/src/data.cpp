@@ -136,7 +136,7 @@ void register_data(py::module_& m) {
         data::BeirDataset content;
         {
           py::gil_scoped_release release;
-          content = data::load_beir(dataset.directory);
+          content = data::load_beir(dataset.directory, /*expect_qrels=*/true);
         }
         for (data::Document& document : content.corpus) dataset.corpus.append(py::cast(std::move(document)));
         for (data::Query& query : content.queries) dataset.queries.append(py::cast(std::move(query)));

@@ -116,6 +116,7 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
     throw py::value_error("texts and ids must have the same length: " + std::to_string(text_values.size()) +
                           " texts, " + std::to_string(id_values.size()) + " ids");
   }
+  if (text_values.empty()) throw py::value_error("texts is empty: an index needs at least one document");
   index::IndexOptions options = retrieval::index_options_for(*encoder, sparse_encoder.get());
   options.kind = kind;
   options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
@@ -184,24 +185,36 @@ void add_rows(DocumentIndex& documents, py::handle ids, py::handle embeddings, p
   documents.add(text_values, id_values, as_view(dense), sparse ? as_view(*sparse) : MatrixView{});
 }
 
-PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object sparse_embeddings, py::object texts,
-                              const std::string& encoder_id, const std::string& sparse_encoder_id,
-                              const std::string& kind, bool fp16, bool bm25) {
-  if (encoder_id.empty()) {
-    throw py::value_error("encoder_id is required: the identity of the model that made the rows "
-                          "(Encoder.identity), so that rows and queries of another model are refused");
+// The identity recorded for rows made elsewhere: an Encoder's own, or a checked name / "external".
+std::string embedding_source(py::handle given, std::size_t width, const std::string& what) {
+  if (py::isinstance<Encoder>(given)) {
+    const Encoder& encoder = given.cast<const Encoder&>();
+    require_embedding_source(encoder, width, what);
+    return encoder.identity();
   }
+  const std::string identity = given.is_none() ? std::string() : given.cast<std::string>();
+  if (!identity.empty()) require_embedding_source(identity, width, what);
+  return identity;
+}
+
+PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object sparse_embeddings, py::object texts,
+                              py::object encoder_id, py::object sparse_encoder_id, const std::string& kind,
+                              bool fp16, bool bm25) {
   const FloatArray dense = float_array(embeddings, "embeddings", "(n, dim)", 2, 2);
   index::IndexOptions options;
   options.dim = std::size_t(dense.shape(1));
   options.kind = kind;
-  options.encoder_id = encoder_id;
+  options.encoder_id = embedding_source(encoder_id, options.dim, "encoder_id");
+  if (options.encoder_id.empty()) {
+    throw py::value_error("encoder_id is required: the model that made the rows (the Encoder, its identity or "
+                          "name, or \"external\"), so that rows and queries of another model are refused");
+  }
   if (!sparse_embeddings.is_none()) {
     const FloatArray sparse = float_array(sparse_embeddings, "sparse_embeddings", "(n, sparse_dim)", 2, 2);
     options.sparse_dim = std::size_t(sparse.shape(1));
-    if (sparse_encoder_id.empty()) throw py::value_error("sparse_encoder_id is required with sparse_embeddings");
-    options.sparse_encoder_id = sparse_encoder_id;
-  } else if (!sparse_encoder_id.empty()) {
+    options.sparse_encoder_id = embedding_source(sparse_encoder_id, options.sparse_dim, "sparse_encoder_id");
+    if (options.sparse_encoder_id.empty()) throw py::value_error("sparse_encoder_id is required with sparse_embeddings");
+  } else if (!sparse_encoder_id.is_none() && !py::str(sparse_encoder_id).cast<std::string>().empty()) {
     throw py::value_error("sparse_encoder_id given without sparse_embeddings");
   }
   options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
@@ -256,7 +269,7 @@ const retrieval::SearchOptions kSearchDefaults{};
 retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t> candidates, const std::string& scorer,
                                         std::optional<double> alpha, const std::string& stage1,
                                         const std::string& fusion, double fusion_lambda, bool guard, int ef_search,
-                                        int nprobe) {
+                                        int nprobe, std::optional<double> sparsity_scale) {
   retrieval::SearchOptions options;
   options.k = positive(k, "k");
   options.candidates = candidates ? positive(*candidates, "candidates") : std::max(options.k, kSearchDefaults.candidates);
@@ -266,6 +279,8 @@ retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t
   options.fusion = retrieval::parse_fusion(fusion);
   options.fusion_lambda = float(fusion_lambda);
   options.sparsity.identical_guard = guard;
+  if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
+  retrieval::choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
   if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
   if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
   options.dense_params.ef_search = ef_search;
@@ -285,13 +300,13 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                      const std::string& scorer, std::optional<double> alpha, const std::string& stage1,
                      const std::string& fusion, double fusion_lambda, bool guard, py::object prefix_object,
                      py::object exclude, std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries,
-                     int ef_search, int nprobe) {
+                     int ef_search, int nprobe, std::optional<double> sparsity_scale) {
   // Query vectors (a numeric array) or query texts (a list of str).
   const bool vectors = py::isinstance<py::array>(queries);
   std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
   const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
   const retrieval::SearchOptions options =
-      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe);
+      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale);
   retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
   const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
   warn_on_default_alpha("Index.search", options, chosen);
@@ -314,12 +329,14 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
 // Stage 2 over one query's candidates found elsewhere (counterpoint.milvus, a user's own store).
 std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_query, py::object sparse_candidates,
                         py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
-                        std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude) {
+                        std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude,
+                        std::optional<double> sparsity_scale) {
   retrieval::SearchOptions options;
   options.k = positive(k, "k");
   retrieval::set_scorer(options, scorer);
   if (alpha) options.alpha = float(*alpha);
   options.sparsity.identical_guard = guard;
+  if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
   const FloatArray scores = float_array(stage1, "stage1", "(m,)", 1, 1);
@@ -365,13 +382,15 @@ Attributes:
     bm25: BM25 score; 0 unless BM25 took part in stage 1.
     stage1: the score stage 1 ranked by (cosine, BM25 or the fused score).
     token: token-map score; 0 unless a token scorer was used.
-    slot: the document's row in the index.)")
+    slot: the document's row in the index.
+    text: the passage as the index stores it ("" for candidates reranked from outside an Index).)")
       .def(py::init([](std::string id, float score, float cosine, float sparsity, float bm25, float stage1,
-                       float token, index::Slot slot) {
-             return Hit{std::move(id), slot, score, cosine, sparsity, bm25, stage1, token};
+                       float token, index::Slot slot, std::string text) {
+             return Hit{std::move(id), slot, score, cosine, sparsity, bm25, stage1, token, std::move(text)};
            }),
            py::arg("id"), py::kw_only(), py::arg("score"), py::arg("cosine") = 0.0f, py::arg("sparsity") = 0.0f,
            py::arg("bm25") = 0.0f, py::arg("stage1") = 0.0f, py::arg("token") = 0.0f, py::arg("slot") = -1,
+           py::arg("text") = "",
            "A hit made elsewhere (e.g. by counterpoint.milvus), with its score components; slot -1 = not in an Index.")
       .def_readonly("id", &Hit::id)
       .def_readonly("score", &Hit::score)
@@ -381,6 +400,7 @@ Attributes:
       .def_readonly("stage1", &Hit::stage1)
       .def_readonly("token", &Hit::token)
       .def_readonly("slot", &Hit::slot)
+      .def_readonly("text", &Hit::text)
       .def("__repr__", [](const Hit& hit) {
         return "Hit(id=" + std::string(py::repr(py::str(hit.id))) + ", score=" + format_score(hit.score) +
                ", cosine=" + format_score(hit.cosine) + ", sparsity=" + format_score(hit.sparsity) +
@@ -464,7 +484,7 @@ Raises:
     KeyboardInterrupt when cancelled.)")
       .def_static("build_from_embeddings", &build_from_embeddings, py::arg("ids"), py::arg("embeddings"),
                   py::arg("sparse_embeddings") = py::none(), py::arg("texts") = py::none(), py::kw_only(),
-                  py::arg("encoder_id"), py::arg("sparse_encoder_id") = "", py::arg("kind") = "flat",
+                  py::arg("encoder_id"), py::arg("sparse_encoder_id") = py::none(), py::arg("kind") = "flat",
                   py::arg("fp16") = false, py::arg("bm25") = false,
                   R"(An index of rows computed elsewhere (a cached encoding, another pipeline).
 
@@ -473,8 +493,10 @@ Arguments:
     embeddings: E rows, float32 array (n, dim).
     sparse_embeddings: Es rows (n, sparse_dim) for the sparsity scorers, or None.
     texts: the documents' texts (shown with hits, used by BM25); None stores the ids.
-    encoder_id, sparse_encoder_id: the identities of the models that made the rows
-        (Encoder.identity): an index never mixes embedding spaces, so they are required.
+    encoder_id, sparse_encoder_id: the models that made the rows: the Encoder itself, or the
+        identity (Encoder.identity) or name of an installed model. An index never mixes embedding
+        spaces, so they are required, must resolve, and their width must match the rows';
+        "external" (or "external@<tag>") names rows of a model counterpoint does not know.
     kind, fp16, bm25: as for build (bm25 off by default: texts may be absent).
 
 Search it with query vectors (Index.search(array, sparse_queries=...)), or load it with
@@ -496,7 +518,7 @@ the models the index records.)")
            py::arg("guard") = kSearchDefaults.sparsity.identical_guard, py::arg("prefix") = py::none(),
            py::arg("exclude") = py::none(), py::arg("verifier") = py::none(), py::arg("sparse_queries") = py::none(),
            py::arg("ef_search") = kSearchDefaults.dense_params.ef_search,
-           py::arg("nprobe") = kSearchDefaults.dense_params.nprobe,
+           py::arg("nprobe") = kSearchDefaults.dense_params.nprobe, py::arg("sparsity_scale") = py::none(),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -517,6 +539,9 @@ Arguments:
         "verifier"   a learned map verifier's score (pass verifier=), needs tokens=True.
     alpha: weight of the sparsity term, finite; None = the alpha recorded in the sparse
         encoder's manifest (tuned on dev when it was trained), else 1.0 with a warning.
+    sparsity_scale: magnitude gate tau of the sparsity term, sparsity * min(1,
+        |Es(q) - Es(p)|_2 / tau), so near-identical texts cannot look as sparse as a real
+        contradiction; 0 = none; None = the tau the sparse encoder records, else none.
     stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
         "rrf" (reciprocal rank fusion).
@@ -753,6 +778,8 @@ from this default-constructed struct (candidates None in Index.search means max(
       .def_readwrite("fusion_lambda", &SearchOptions::fusion_lambda)
       .def_readwrite("rrf_k", &SearchOptions::rrf_k)
       .def_readwrite("alpha", &SearchOptions::alpha)
+      .def_property("sparsity_scale", [](const SearchOptions& o) { return o.sparsity.scale; },
+                    [](SearchOptions& o, std::optional<float> tau) { o.sparsity.scale = tau; })
       .def_property("guard", [](const SearchOptions& o) { return o.sparsity.identical_guard; },
                     [](SearchOptions& o, bool guard) { o.sparsity.identical_guard = guard; })
       .def_property("ef_search", [](const SearchOptions& o) { return o.dense_params.ef_search; },
@@ -777,7 +804,7 @@ entry per query, each None, one id (str) or a list of ids. ValueError / TypeErro
         py::arg("sparse_candidates") = py::none(), py::arg("k") = kSearchDefaults.k,
         py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),
         py::arg("sparse_encoder") = py::none(), py::arg("guard") = kSearchDefaults.sparsity.identical_guard,
-        py::arg("exclude") = py::none(),
+        py::arg("exclude") = py::none(), py::arg("sparsity_scale") = py::none(),
         R"(Stage 2 alone over one query's candidates found by another store (a Milvus collection, your
 own ANN index): the scores, order and ties of Index.search (ties keep the candidates' order).
 
@@ -791,6 +818,7 @@ Arguments:
     alpha: None = the alpha sparse_encoder records, else 1.0 with a warning.
     guard: (near-)identical pairs get sparsity -1e9.
     exclude: ids never returned (e.g. the query's own id).
+    sparsity_scale: the magnitude gate tau (see Index.search); None = the one sparse_encoder records.
 
 Returns:
     list of Hit, best first (their slot is -1: the rows live elsewhere).)");

@@ -83,9 +83,10 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   eval::EvalOptions eval_options;
   eval_options.exclude_self = !options.keep_self;
   // Every metric must see its whole cut-off: a run shallower than recall@100 would score the
-  // missing ranks as misses and print a wrong figure.
+  // missing ranks as misses and print a wrong figure. The retriever drops a query's own id before
+  // it keeps k hits (it fetches the extra candidate itself), so no rank of the run is lost to it.
   retrieval::SearchOptions search = options.search;
-  const std::size_t depth = eval::required_depth(options.metrics, qrels, eval_options);
+  const std::size_t depth = eval::required_depth(options.metrics, qrels, eval::EvalOptions{false});
   if (!options.k) {
     search.k = std::max(search.k, depth);
   } else if (*options.k < depth) {

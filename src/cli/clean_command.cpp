@@ -28,15 +28,17 @@ void add_clean_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "clean", "Remove the passages of a corpus that contradict trusted texts (cos + alpha * sparsity)");
   cmd->add_option("--trusted", a->trusted, "Trusted texts: one per line, or a queries.jsonl")->required();
-  cmd->add_option("--corpus", a->corpus, "BEIR directory, .jsonl or .tsv corpus")->required();
+  cmd->add_option("--corpus", a->corpus, std::string("The corpus: ") + data::kCorpusFormats)->required();
   cmd->add_option("--out", a->out, "New directory for corpus.jsonl (cleaned) and report.jsonl")->required();
   auto* top = cmd->add_option("--top", a->top, "Passages removed per trusted text (the paper: 3)");
   cmd->add_option("--threshold", a->threshold, "Instead of --top: remove every candidate scoring at least this")
+      ->default_str("none")
       ->each([a](const std::string&) { a->has_threshold = true; })
       ->excludes(top);
   cmd->add_option("--model", a->model, "Dense encoder E (name or directory)");
   cmd->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
-  cmd->add_option("--alpha", a->alpha, "Weight of the sparsity term (default: the one Es records)")
+  cmd->add_option("--alpha", a->alpha, "Weight of the sparsity term")
+      ->default_str("Es's recorded alpha")
       ->each([a](const std::string&) { a->has_alpha = true; });
   cmd->add_option("--candidates", a->candidates, "Stage-1 candidates per trusted text (K)");
   cmd->add_option("--index", a->index, "Index directory of the corpus to reuse (built and saved there if absent)");

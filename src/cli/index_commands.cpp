@@ -20,7 +20,7 @@ void add_index_commands(CLI::App& app) {
   };
   auto a = std::make_shared<BuildArgs>();
   auto* build = index->add_subcommand("build", "Encode a corpus and write an index directory");
-  build->add_option("--corpus", a->corpus, "BEIR directory, .jsonl or .tsv corpus")->required();
+  build->add_option("--corpus", a->corpus, std::string("The corpus: ") + data::kCorpusFormats)->required();
   build->add_option("--out", a->out, "Index directory to write (replaced atomically)")->required();
   build->add_option("--model", a->model, "Dense encoder E (name or directory)");
   build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");

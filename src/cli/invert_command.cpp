@@ -45,7 +45,7 @@ void add_invert_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "invert", "Reverse what texts assert with one minimal edit (negation, antonym, connective, role swap)");
   cmd->add_option("texts", a->texts, "Texts to invert (ids t1, t2, ...)");
-  auto* corpus = cmd->add_option("--corpus", a->corpus, "A BEIR directory, .jsonl or .tsv corpus to invert");
+  auto* corpus = cmd->add_option("--corpus", a->corpus, std::string("The corpus to invert: ") + data::kCorpusFormats);
   auto* queries =
       cmd->add_option("--queries", a->queries, "A queries.jsonl, or a text file with one text per line");
   corpus->excludes(queries);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/core/spelling.h"
 #include "counterpoint/app/corpus_index.h"
 #include "counterpoint/core/version.h"
 
@@ -88,6 +89,29 @@ void refuse_negative_counts(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_counts(*sub);
 }
 
+// For a word where a command is required but none has that name: "unknown command 'serach';
+// did you mean 'search'?". "" otherwise (options, help, a command's own arguments).
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* current = &app;
+  std::string path = "counterpoint";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-' || current->get_require_subcommand_min() == 0) return "";
+    std::vector<std::string> names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : current->get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (!next) {
+      return "unknown command '" + word + "'" + did_you_mean(word, names) + " (" + path + " --help lists them)";
+    }
+    current = next;
+    path += " " + word;
+  }
+  return "";
+}
+
 }  // namespace
 
 }  // namespace counterpoint::cli
@@ -112,6 +136,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const std::string unknown = cli::unknown_command(app, argc, argv); !unknown.empty()) {
+      std::cerr << "counterpoint: " << unknown << "\n";
+      return e.get_exit_code();
+    }
     return app.exit(e);
   } catch (const FileNotFound& e) {
     std::cerr << "counterpoint: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <iostream>
 #include <set>
 
 #include "counterpoint/core/errors.h"
@@ -122,22 +123,42 @@ std::string qrels_path(const std::string& dir, const std::string& split) {
   return join_path(join_path(dir, "qrels"), split + ".tsv");
 }
 
-BeirDataset load_beir(const std::string& dir) {
+namespace {
+
+// The names of the .tsv files directly in `dir`, sorted.
+std::vector<std::string> tsv_files_in(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".tsv") names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+BeirDataset load_beir(const std::string& dir, bool expect_qrels) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (!fs::is_directory(dir, error)) throw FileNotFound("BEIR dataset directory not found: " + dir);
   BeirDataset dataset;
-  dataset.corpus = load_corpus(join_path(dir, "corpus.jsonl"));
-  dataset.queries = load_queries(join_path(dir, "queries.jsonl"));
-  const fs::path qrels_dir = fs::path(dir) / "qrels";
-  if (fs::is_directory(qrels_dir, error)) {
-    for (const fs::directory_entry& entry : fs::directory_iterator(qrels_dir)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".tsv") {
-        dataset.splits.push_back(entry.path().stem().string());
-      }
-    }
+  const std::string corpus = join_path(dir, "corpus.jsonl"), queries = join_path(dir, "queries.jsonl");
+  dataset.corpus = load_corpus(corpus);
+  if (dataset.corpus.empty()) throw InvalidArgument("corpus " + corpus + " holds no documents");
+  dataset.queries = load_queries(queries);
+  if (dataset.queries.empty()) throw InvalidArgument("queries file " + queries + " holds no queries");
+  for (const std::string& name : tsv_files_in(fs::path(dir) / "qrels")) {
+    dataset.splits.push_back(fs::path(name).stem().string());
   }
-  std::sort(dataset.splits.begin(), dataset.splits.end());
+  if (expect_qrels && dataset.splits.empty()) {
+    std::string beside;
+    for (const std::string& name : tsv_files_in(dir)) beside += (beside.empty() ? "" : ", ") + name;
+    std::cerr << "counterpoint: warning: " << dir << " has no judgements: BEIR keeps them in "
+              << join_path(join_path(dir, "qrels"), "<split>.tsv")
+              << (beside.empty() ? "" : "; move " + beside + " there") << "\n";
+  }
   return dataset;
 }
 

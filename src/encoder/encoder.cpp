@@ -14,6 +14,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/core/spelling.h"
 #include "counterpoint/core/threads.h"
 #include "counterpoint/encoder/torch_model.h"
 
@@ -149,8 +150,7 @@ namespace {
 std::string installed_name(std::string name) {
   const std::string organisation = "sentence-transformers/";
   if (name.compare(0, organisation.size(), organisation) == 0) name = name.substr(organisation.size());
-  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+  return ascii_lower(name);
 }
 
 }  // namespace
@@ -164,8 +164,42 @@ std::string resolve_model(const std::string& name_or_dir, const std::string& fal
       return installed;
     }
   }
+  std::vector<std::string> installed;
+  try {
+    installed = installed_models(models);
+  } catch (const FileNotFound&) {
+  }
+  std::string listed;
+  for (const std::string& name : installed) listed += (listed.empty() ? "" : ", ") + name;
   throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + models +
-                     " (set COUNTERPOINT_MODELS or run ./setup.sh build)");
+                     (installed.empty() ? " (set COUNTERPOINT_MODELS or run ./setup.sh build)"
+                                        : " (installed: " + listed + ")" + did_you_mean(installed_name(name_or_dir), installed)));
+}
+
+void require_embedding_source(const std::string& identity, std::size_t width, const std::string& what) {
+  const std::string name = identity.substr(0, identity.find('@'));
+  if (name == "external") return;
+  std::string dir;
+  try {
+    dir = resolve_model(name);
+  } catch (const FileNotFound& e) {
+    throw InvalidArgument(what + " '" + identity + "' names no model: " + e.what() +
+                          "; pass the Encoder itself, or \"external\" for rows of a model counterpoint does not know");
+  }
+  // The manifest alone says the width: no checksum of the network is needed for that.
+  const std::string manifest = join_path(dir, "manifest.json");
+  const std::size_t model_width = ModelManifest::parse(read_file(manifest), manifest).embedding_dim;
+  if (model_width != width) {
+    throw InvalidArgument(what + " '" + identity + "' names " + name + ", whose embeddings are " +
+                          std::to_string(model_width) + "-wide, but the rows are " + std::to_string(width) + "-wide");
+  }
+}
+
+void require_embedding_source(const Encoder& encoder, std::size_t width, const std::string& what) {
+  if (encoder.dim() != width) {
+    throw InvalidArgument(what + " " + encoder.identity() + " makes " + std::to_string(encoder.dim()) +
+                          "-wide embeddings, but the rows are " + std::to_string(width) + "-wide");
+  }
 }
 
 Encoder::Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchTextModel> model)

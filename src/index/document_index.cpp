@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/spelling.h"
 #include "counterpoint/text/words.h"
 #include "document_index_state.h"
 
@@ -69,12 +70,14 @@ auto faiss_call(const char* what, Fn&& fn) -> decltype(fn()) {
 
 }  // namespace
 
-IndexKind parse_index_kind(const std::string& kind) {
+IndexKind parse_index_kind(const std::string& typed) {
+  const std::string kind = ascii_lower(typed);
   if (kind == "flat") return IndexKind::kFlat;
   if (kind == "hnsw") return IndexKind::kHnsw;
   if (kind == "ivf") return IndexKind::kIvf;
   if (kind == "ivfpq") return IndexKind::kIvfPq;
-  throw InvalidArgument("IndexOptions::kind must be flat, hnsw, ivf or ivfpq, got '" + kind + "'");
+  throw InvalidArgument("index kind '" + typed + "' is not one of flat, hnsw, ivf, ivfpq" +
+                        did_you_mean(typed, {"flat", "hnsw", "ivf", "ivfpq"}));
 }
 
 // ---- State ------------------------------------------------------------------
@@ -150,6 +153,7 @@ void DocumentIndex::State::train_ivf(const float* sample, std::size_t n) {
 DocumentIndex::DocumentIndex(IndexOptions options) : state_(std::make_unique<State>()) {
   State& st = *state_;
   st.kind = parse_index_kind(options.kind);
+  options.kind = ascii_lower(options.kind);  // "HNSW" is saved and described as "hnsw"
   if (options.dim == 0 || options.dim > kMaxWidth) {
     throw InvalidArgument("IndexOptions::dim must be in [1, " + std::to_string(kMaxWidth) + "], got " +
                           std::to_string(options.dim));

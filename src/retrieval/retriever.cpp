@@ -11,21 +11,25 @@
 #include <unordered_set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/spelling.h"
 #include "counterpoint/encoder/feature_cache.h"
 
 namespace counterpoint::retrieval {
 
-Stage1 parse_stage1(const std::string& name) {
+Stage1 parse_stage1(const std::string& typed) {
+  const std::string name = ascii_lower(typed);
   if (name == "dense") return Stage1::kDense;
   if (name == "bm25") return Stage1::kBm25;
   if (name == "hybrid") return Stage1::kHybrid;
-  throw InvalidArgument("unknown stage-1 source '" + name + "' (expected dense, bm25 or hybrid)");
+  throw InvalidArgument("unknown stage-1 source '" + typed + "' (expected dense, bm25 or hybrid)" +
+                        did_you_mean(typed, {"dense", "bm25", "hybrid"}));
 }
 
-Fusion parse_fusion(const std::string& name) {
+Fusion parse_fusion(const std::string& typed) {
+  const std::string name = ascii_lower(typed);
   if (name == "rsf") return Fusion::kRelativeScore;
   if (name == "rrf") return Fusion::kReciprocalRank;
-  throw InvalidArgument("unknown fusion '" + name + "' (expected rsf or rrf)");
+  throw InvalidArgument("unknown fusion '" + typed + "' (expected rsf or rrf)");
 }
 
 std::string to_string(Stage1 stage1) {
@@ -39,7 +43,8 @@ std::string to_string(Stage1 stage1) {
 
 std::string to_string(Fusion fusion) { return fusion == Fusion::kRelativeScore ? "rsf" : "rrf"; }
 
-void set_scorer(SearchOptions& options, const std::string& name) {
+void set_scorer(SearchOptions& options, const std::string& typed) {
+  const std::string name = ascii_lower(typed);
   if (name == "cosine") { options.scorer = Scorer::kCosine; return; }
   if (name == "sparsity") { options.scorer = Scorer::kSparsity; return; }
   if (name == "hoyer" || name == "l2l1" || name == "kappa4") {
@@ -51,8 +56,10 @@ void set_scorer(SearchOptions& options, const std::string& name) {
   if (name == "maxsim") { options.scorer = Scorer::kMaxSim; return; }
   if (name == "alignment") { options.scorer = Scorer::kAlignment; return; }
   if (name == "verifier") { options.scorer = Scorer::kVerifier; return; }
-  throw InvalidArgument("unknown scorer '" + name +
-                        "' (expected cosine, hoyer, l2l1, kappa4, sparsity, mean, maxsim, alignment or verifier)");
+  throw InvalidArgument("unknown scorer '" + typed +
+                        "' (expected cosine, hoyer, l2l1, kappa4, sparsity, mean, maxsim, alignment or verifier)" +
+                        did_you_mean(typed, {"cosine", "hoyer", "l2l1", "kappa4", "sparsity", "mean", "maxsim",
+                                             "alignment", "verifier"}));
 }
 
 std::string to_string(Scorer scorer) {
@@ -306,6 +313,7 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
                        Hit h;
                        h.slot = c.slots[i];
                        h.id = index_->id(h.slot);
+                       h.text = index_->text(h.slot);
                        h.cosine = c.cosine[i];
                        h.sparsity = sparsity[i];
                        h.bm25 = c.bm25[i];

@@ -207,6 +207,31 @@ def test_load_finds_an_installed_model_by_name_through_counterpoint_models(tmp_p
         cp.Encoder.load("all-minilm-l6-v2", threads=1)
 
 
+def test_an_unknown_model_name_lists_the_installed_ones_and_suggests_the_nearest(tmp_path, monkeypatch):
+    for name in ("all-minilm-l6-v2", "all-mpnet-base-v2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text("{}")
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path))
+    with pytest.raises(FileNotFoundError) as raised:
+        cp.Encoder.load("all-MiniLM-L6", threads=1)
+    assert str(raised.value) == (f"model 'all-MiniLM-L6' not found as a directory nor under {tmp_path} "
+                                 "(installed: all-minilm-l6-v2, all-mpnet-base-v2); did you mean 'all-minilm-l6-v2'?")
+
+
+def test_similarity_is_the_cosine_matrix_as_sentence_transformers_gives_it(encoder):
+    a = encoder.encode(["cats purr", "dogs bark"])
+    b = encoder.encode(["cats purr", "the market fell", "dogs bark"])
+    matrix = encoder.similarity(a, b)
+    assert matrix.shape == (2, 3) and matrix.dtype == np.float32
+    np.testing.assert_allclose(matrix, a @ b.T, atol=1e-5)
+    np.testing.assert_allclose(np.diag(matrix[:, [0, 2]]), [1.0, 1.0], atol=1e-5)
+    assert encoder.similarity(a[0], b).shape == (1, 3)  # one embedding is one row, as in model.similarity
+    np.testing.assert_allclose(encoder.similarity("cats purr", ["cats purr", "dogs bark"]), matrix[:1, [0, 2]],
+                               atol=1e-5)
+    with pytest.raises(ValueError):
+        encoder.similarity(a, b[:, :5])
+
+
 def test_encode_follows_sentence_transformers_conventions(encoder):
     rows = encoder.encode(["cats purr", "dogs bark"])
     one = encoder.encode("cats purr")

@@ -253,8 +253,7 @@ def test_query_vectors_are_checked_before_searching(index, encoder):
 
 def test_an_index_of_precomputed_rows_searches_like_one_built_from_texts(index, encoder):
     rows = encoder.encode(TEXTS)
-    built = cp.Index.build_from_embeddings(IDS, rows, rows, TEXTS, encoder_id=encoder.identity,
-                                           sparse_encoder_id=encoder.identity)
+    built = cp.Index.build_from_embeddings(IDS, rows, rows, TEXTS, encoder_id=encoder, sparse_encoder_id=encoder)
     assert len(built) == len(TEXTS) and built.text("d2") == TEXTS[2]
     queries = encoder.encode([TEXTS[1]], query=True)
     expected = index.search(queries, k=3, scorer="hoyer", alpha=0.5, sparse_queries=queries)
@@ -268,7 +267,30 @@ def test_an_index_of_precomputed_rows_searches_like_one_built_from_texts(index, 
     with pytest.raises(ValueError, match="encoder_id is required"):
         cp.Index.build_from_embeddings(IDS, rows, encoder_id="")
     with pytest.raises(ValueError, match="sparse_encoder_id is required"):
-        cp.Index.build_from_embeddings(IDS, rows, rows, encoder_id=encoder.identity)
+        cp.Index.build_from_embeddings(IDS, rows, rows, encoder_id=encoder)
+
+
+def test_an_index_of_precomputed_rows_names_a_model_that_resolves_and_fits_or_says_external(encoder, tmp_path,
+                                                                                             monkeypatch):
+    rows = encoder.encode(TEXTS)
+    (tmp_path / "all-minilm-l6-v2").mkdir()
+    (tmp_path / "all-minilm-l6-v2" / "manifest.json").write_text((BERT_TINY / "manifest.json").read_text())
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path))
+    width = rows.shape[1]
+    assert len(cp.Index.build_from_embeddings(IDS, rows, encoder_id="all-MiniLM-L6-v2")) == len(IDS)
+    assert len(cp.Index.build_from_embeddings(IDS, rows, encoder_id="external")) == len(IDS)
+    assert len(cp.Index.build_from_embeddings(IDS, rows[:, :5], encoder_id="external@my-pipeline")) == len(IDS)
+    with pytest.raises(ValueError) as typo:
+        cp.Index.build_from_embeddings(IDS, rows, encoder_id="all-minilm-l6")
+    assert str(typo.value).startswith("encoder_id 'all-minilm-l6' names no model: model 'all-minilm-l6' not found")
+    assert "did you mean 'all-minilm-l6-v2'?" in str(typo.value) and '"external"' in str(typo.value)
+    with pytest.raises(ValueError) as narrow:
+        cp.Index.build_from_embeddings(IDS, rows, rows[:, :5], encoder_id="external",
+                                       sparse_encoder_id="all-minilm-l6-v2@0123")
+    assert str(narrow.value) == (f"sparse_encoder_id 'all-minilm-l6-v2@0123' names all-minilm-l6-v2, whose embeddings "
+                                 f"are {width}-wide, but the rows are 5-wide")
+    with pytest.raises(ValueError, match=f"makes {width}-wide embeddings, but the rows are 5-wide"):
+        cp.Index.build_from_embeddings(IDS, rows[:, :5], encoder_id=encoder)
 
 
 def test_alpha_tuning_over_stored_vectors_encodes_the_queries_once(index, encoder):
@@ -298,11 +320,36 @@ def test_search_results_read_as_hit_lists_and_as_faiss_style_padded_arrays(index
         result[2]
 
 
+def test_hits_carry_their_text_and_read_as_a_table(index, monkeypatch):
+    result = index.search([TEXTS[0], TEXTS[5]], 2)
+    assert [h.text for h in result[0]] == [TEXTS[IDS.index(h.id)] for h in result[0]]
+    assert cp.Hit("x", score=0.5).text == "" and cp.Hit("x", score=0.5, text="T").text == "T"
+    frame = result.to_pandas()
+    assert list(frame.columns) == ["query", "rank", "id", "score", "cosine", "sparsity", "bm25", "stage1", "token",
+                                   "text"]
+    assert frame["query"].tolist() == [0, 0, 1, 1] and frame["rank"].tolist() == [1, 2, 1, 2]
+    assert frame["id"].tolist() == result.ids[0] + result.ids[1]
+    np.testing.assert_allclose(frame["score"], result.scores.ravel())
+    html = result._repr_html_()
+    assert html.startswith("<table><caption>SearchResults: 2 queries, k=2</caption>")
+    assert "<th>score</th><th>cosine</th><th>sparsity</th><th>text</th>" in html and "<th>bm25</th>" not in html
+    assert f"<td>{result[0][0].id}</td><td>{result[0][0].score:.4f}</td>" in html
+    monkeypatch.setitem(sys.modules, "pandas", None)  # pandas is optional
+    with pytest.raises(ImportError, match="SearchResults.to_pandas needs pandas, an optional dependency: "
+                                         "pip install pandas"):
+        result.to_pandas()
+
+
+def test_an_empty_index_is_refused_when_built_from_no_texts(encoder):
+    with pytest.raises(ValueError, match="texts is empty: an index needs at least one document"):
+        cp.Index.build([], [], encoder=encoder)
+
+
 def test_search_takes_the_per_call_parameters_of_the_approximate_kinds():
     rng = np.random.default_rng(5)
     rows = rng.standard_normal((4096, 16)).astype(np.float32)
     ids = [f"r{i}" for i in range(len(rows))]
-    ivf = cp.Index.build_from_embeddings(ids, rows, encoder_id="random-rows", kind="ivf")
+    ivf = cp.Index.build_from_embeddings(ids, rows, encoder_id="external@random-rows", kind="ivf")
     queries = rng.standard_normal((20, 16)).astype(np.float32)
     unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     exact = np.argsort(-(queries @ unit.T), axis=1)[:, :10]

@@ -167,6 +167,87 @@ def test_index_build_and_search_on_the_example_corpus(tmp_path):
     assert len(trec.read_text().splitlines()) > 0
 
 
+def test_a_mistyped_command_is_named_with_the_nearest_one():
+    typo = run("serach", "--query", "x", check=False)
+    assert typo.returncode != 0
+    assert "counterpoint: unknown command 'serach'; did you mean 'search'? (counterpoint --help lists them)" \
+        in typo.stderr
+    nested = run("index", "buidl", check=False)
+    assert "unknown command 'buidl'; did you mean 'build'? (counterpoint index --help lists them)" in nested.stderr
+
+
+def test_index_kinds_are_case_insensitive_and_a_wrong_one_is_named_in_the_users_terms(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Water boils at 100 degrees.\nCats purr.\n\nDogs bark.\n")
+    run("index", "build", "--corpus", corpus, "--out", tmp_path / "index", "--model", TINY_MODEL, "--kind", "HNSW",
+        "--threads", 1)
+    assert "kind        hnsw" in run("index", "info", tmp_path / "index").stdout
+    wrong = run("index", "build", "--corpus", corpus, "--out", tmp_path / "other", "--model", TINY_MODEL, "--kind",
+                "hnws", "--threads", 1, check=False)
+    assert wrong.returncode == 1
+    assert "index kind 'hnws' is not one of flat, hnsw, ivf, ivfpq; did you mean 'hnsw'?" in wrong.stderr
+    assert "IndexOptions" not in wrong.stderr
+
+
+def test_csv_and_plain_text_corpora_are_indexed_and_their_ids_searched(tmp_path):
+    csv = tmp_path / "corpus.csv"
+    csv.write_text('id,title,text\nd1,Boiling,"Water boils at 100 degrees, at sea level."\nd2,,Cats purr.\n')
+    run("index", "build", "--corpus", csv, "--out", tmp_path / "csv-index", "--model", TINY_MODEL, "--threads", 1)
+    assert "documents   2 " in run("index", "info", tmp_path / "csv-index").stdout
+    text = tmp_path / "corpus.txt"
+    text.write_text("Water boils at 100 degrees.\n\nCats purr.\n")
+    built = run("index", "build", "--corpus", text, "--out", tmp_path / "txt-index", "--model", TINY_MODEL,
+                "--threads", 1)
+    assert "indexed 2 documents" in built.stdout
+    hits = run("search", "--index", tmp_path / "txt-index", "--query", "Cats purr.", "-k", 2, "--model", TINY_MODEL,
+               "--threads", 1).stdout
+    assert "3" in hits.split()  # the id of a plain-text document is its line number
+
+
+def test_a_corpus_in_no_known_format_names_the_formats(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("id,text\nd1,Cats purr.\n")
+    bad = run("index", "build", "--corpus", corpus, "--out", tmp_path / "index", "--model", TINY_MODEL, check=False)
+    assert bad.returncode == 1 and f"{corpus}:1:" in bad.stderr and "not valid JSON" in bad.stderr
+    assert "(a corpus is a BEIR folder (corpus.jsonl), or a .jsonl, .csv (header: id,text[,title]), .tsv or .txt " \
+           "file (one document per line))" in bad.stderr
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    no_corpus = run("index", "build", "--corpus", folder, "--out", tmp_path / "index", "--model", TINY_MODEL,
+                    check=False)
+    assert no_corpus.returncode == 2
+    assert f"corpus {folder} is a folder without corpus.jsonl; a corpus is a BEIR folder" in no_corpus.stderr
+    assert "expected a file" not in no_corpus.stderr
+
+
+def test_an_empty_corpus_or_queries_file_is_an_error_not_an_empty_success(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    build = run("index", "build", "--corpus", empty, "--out", tmp_path / "index", "--model", TINY_MODEL, check=False)
+    assert build.returncode == 1 and f"corpus {empty} holds no documents" in build.stderr
+    dataset = tmp_path / "beir"
+    dataset.mkdir()
+    (dataset / "corpus.jsonl").write_text("")
+    (dataset / "queries.jsonl").write_text('{"_id": "q1", "text": "Cats purr."}\n')
+    (tmp_path / "qrels.tsv").write_text("q1\td1\t1\n")
+    beir = run("run", "--dataset", dataset, "--qrels", tmp_path / "qrels.tsv", "--model", TINY_MODEL, check=False)
+    assert beir.returncode == 1 and f"corpus {dataset}/corpus.jsonl holds no documents" in beir.stderr
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Cats purr.\n")
+    run("index", "build", "--corpus", corpus, "--out", tmp_path / "index", "--model", TINY_MODEL, "--threads", 1)
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n")
+    search = run("search", "--index", tmp_path / "index", "--queries", queries, "--model", TINY_MODEL, "--threads", 1,
+                 check=False)
+    assert search.returncode == 1 and f"queries file {queries} holds no queries" in search.stderr
+
+
+def test_help_shows_the_real_default_of_clean_alpha():
+    help_text = run("clean", "--help").stdout
+    alpha = next(line for line in help_text.splitlines() if "--alpha" in line)
+    assert "Es's recorded alpha" in alpha and "=0" not in alpha and "[0]" not in alpha
+
+
 def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_use_lite_reference():
     need_default_model()
     if not (STANCE / "metadata.jsonl").exists():
@@ -222,12 +303,13 @@ def example_run(tmp_path, *args, check=True):
 def test_run_retrieves_as_deep_as_its_deepest_metric(tmp_path):
     trec = tmp_path / "run.trec"
     result = example_run(tmp_path, "--metrics", "ndcg@10,recall@50", "--out", trec).stdout
-    # 50 hits for recall@50, plus one for the query's own id that BEIR's convention drops.
-    assert "hits per query 51" in result
+    # 50 hits for recall@50; the query's own id, which BEIR's convention drops, is not one of them.
+    assert "hits per query 50" in result
     per_query = {}
     for line in trec.read_text().splitlines():
         per_query[line.split()[0]] = per_query.get(line.split()[0], 0) + 1
-    assert set(per_query.values()) == {51}
+        assert line.split()[0] != line.split()[2]
+    assert set(per_query.values()) == {50}
     printed = float(next(line.split()[1] for line in result.splitlines() if line.startswith("recall@50")))
     recomputed = run("eval", "--qrels", ROOT / "examples" / "corpus" / "qrels" / "contradictions.tsv",
                      "--run", trec, "--metrics", "recall@50").stdout
@@ -236,9 +318,18 @@ def test_run_retrieves_as_deep_as_its_deepest_metric(tmp_path):
 
 def test_run_refuses_a_k_below_a_metric_cut_off(tmp_path):
     refused = example_run(tmp_path, "-k", 10, "--metrics", "recall@50", check=False)
-    assert refused.returncode == 1 and "-k 10 is below the 51 hits per query" in refused.stderr
+    assert refused.returncode == 1 and "-k 10 is below the 50 hits per query" in refused.stderr
     few = example_run(tmp_path, "--candidates", 20, "--metrics", "recall@50", check=False)
-    assert few.returncode == 1 and "--candidates 20 is below the 51 hits" in few.stderr
+    assert few.returncode == 1 and "--candidates 20 is below the 50 hits" in few.stderr
+
+
+def test_run_k_10_serves_ndcg_at_10_with_the_query_itself_left_out(tmp_path):
+    trec = tmp_path / "run.trec"
+    result = example_run(tmp_path, "-k", 10, "--metrics", "ndcg@10", "--out", trec).stdout
+    assert "hits per query 10" in result and "ndcg@10" in result
+    lines = [line.split() for line in trec.read_text().splitlines()]
+    assert all(query != doc for query, _, doc, *_ in lines)
+    assert {sum(1 for l in lines if l[0] == q) for q in {l[0] for l in lines}} == {10}
 
 
 def test_bad_options_fail_before_any_model_is_loaded(tmp_path):

@@ -36,7 +36,8 @@ struct BeirRunOptions {
   // Folder of the pooled-feature cache shared by every run ("" = none): a corpus goes through a
   // network once, and E and every head Es over it reuse the features.
   std::string feature_cache = default_cache_directory();                    // encoder threads (0 = all cores)
-  // Hits per query: unset = the deepest cut-off the metrics need; set below it is an error.
+  // Hits per query: unset = the deepest cut-off the metrics need; set below it is an error. A
+  // query's own id, dropped by BEIR's convention, is not one of them (-k 10 serves ndcg@10).
   std::optional<std::size_t> k;
   retrieval::SearchOptions search = [] {
     retrieval::SearchOptions o;

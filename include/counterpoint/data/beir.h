@@ -52,9 +52,12 @@ struct BeirDataset {
   std::vector<std::string> splits;  // names of qrels/*.tsv without extension, sorted
 };
 
-// Loads <dir>/corpus.jsonl and <dir>/queries.jsonl and lists the qrels splits present (none is
-// fine). Load a split's judgements with load_qrels(qrels_path(dir, split)).
-BeirDataset load_beir(const std::string& dir);
+// Loads <dir>/corpus.jsonl and <dir>/queries.jsonl and lists the qrels splits present. A corpus
+// or queries file without records is InvalidArgument. No split is fine unless `expect_qrels`: then
+// a warning on stderr says where BEIR keeps judgements (qrels/<split>.tsv) and names any .tsv
+// files found beside corpus.jsonl instead. Load a split's judgements with
+// load_qrels(qrels_path(dir, split)).
+BeirDataset load_beir(const std::string& dir, bool expect_qrels = false);
 std::string qrels_path(const std::string& dir, const std::string& split);
 
 }  // namespace counterpoint::data

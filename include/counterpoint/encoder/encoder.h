@@ -57,6 +57,15 @@ std::string resolve_model(const std::string& name_or_dir, const std::string& fal
 // (when given and existing), else the folder set-up installed the models into (recorded at build
 // time) when it exists, else "models/installed".
 std::string models_directory(const std::string& fallback_models_dir = "");
+// Checks the identity given for rows computed outside the library (an index built from
+// embeddings): "external" (or "external@<tag>") for rows of a model the library does not know,
+// else a model name or Encoder::identity() ("name@version") whose model resolves (resolve_model)
+// and whose embeddings are `width` wide. InvalidArgument naming `what` (e.g. "encoder_id")
+// otherwise, with the installed models and the nearest name.
+void require_embedding_source(const std::string& identity, std::size_t width, const std::string& what);
+class Encoder;
+// The same for rows made by `encoder` itself (a model in hand needs no resolving): its width.
+void require_embedding_source(const Encoder& encoder, std::size_t width, const std::string& what);
 // The names of the model directories (those holding a manifest.json) in `dir`, sorted;
 // FileNotFound when `dir` is not a readable directory.
 std::vector<std::string> installed_models(const std::string& dir);

@@ -72,6 +72,7 @@ struct Hit {
   float bm25 = 0.0f;      // BM25 score; 0 unless BM25 took part
   float stage1 = 0.0f;    // the score stage 1 ranked by (cosine, BM25 or fused)
   float token = 0.0f;     // token-map or verifier score; 0 unless the scorer uses it
+  std::string text;       // the passage as the index stores it ("" for rerank's outside candidates)
 };
 
 // Queries already encoded, for callers that cache embeddings (benchmarks, alpha tuning).

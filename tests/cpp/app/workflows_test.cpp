@@ -85,7 +85,7 @@ TEST(BeirRun, ARunOnATinySetReportsEveryMetricAndTheDepthTheyNeed) {
   o.metrics = {"ndcg@10", "recall@3"};
   const auto report = run_beir(o);
   EXPECT_GE(report.queries, 1u);
-  EXPECT_EQ(report.k, 11u);  // ndcg@10 plus the query's own id, removed first
+  EXPECT_EQ(report.k, 10u);  // ndcg@10's cut-off: the query's own id is dropped before the 10 are kept
   EXPECT_EQ(report.scoring, "scorer cosine");
   ASSERT_EQ(report.metrics.size(), 2u);
   for (const auto& [name, value] : report.metrics) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "test_files.h"
@@ -90,6 +92,33 @@ TEST(BeirDatasetLoader, ListsTsvSplitsWithoutLoadingThem) {
   EXPECT_EQ(dataset.splits, (std::vector<std::string>{"dev", "train"}));
   EXPECT_EQ(qrels_path(fixture("beir_mini"), "train"), fixture("beir_mini/qrels/train.tsv"));
   EXPECT_THROW(load_beir(fixture("no_such_dataset")), FileNotFound);
+}
+
+// Issue 28: an empty corpus ran with 0 documents, and qrels beside corpus.jsonl gave no split
+// without a word.
+TEST(BeirDatasetLoader, EmptyCorpusOrQueriesAreErrorsAndMissingQrelsWarnWhenExpected) {
+  const std::string dir = ::testing::TempDir() + "cp_beir_empty_and_qrels_beside";
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir + "/corpus.jsonl", "");
+  write_file_atomic(dir + "/queries.jsonl", "{\"_id\": \"q1\", \"text\": \"Q\"}\n");
+  try {
+    load_beir(dir);
+    ADD_FAILURE() << "an empty corpus was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "corpus " + dir + "/corpus.jsonl holds no documents");
+  }
+  write_file_atomic(dir + "/corpus.jsonl", "{\"_id\": \"d1\", \"text\": \"D\"}\n");
+  write_file_atomic(dir + "/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\n");
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(load_beir(dir).splits.empty());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // judgements not asked for: no word
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(load_beir(dir, /*expect_qrels=*/true).splits.empty());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "counterpoint: warning: " + dir + " has no judgements: BEIR keeps them in " + dir +
+                "/qrels/<split>.tsv; move test.tsv there\n");
+  write_file_atomic(dir + "/queries.jsonl", "");
+  EXPECT_THROW(load_beir(dir), InvalidArgument);
 }
 
 // Counts from the shared data's README.md; skipped where the shared data is not mounted.

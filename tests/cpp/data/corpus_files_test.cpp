@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "counterpoint/core/errors.h"
 #include "counterpoint/data/metadata.h"
 #include "test_files.h"
@@ -72,4 +74,100 @@ TEST(Metadata, MapsIdToTheRemainingFields) {
 TEST(Metadata, DuplicateIdIsCorruptFile) {
   std::string path = scratch_file("dup.jsonl", "{\"_id\": 1}\n{\"id\": \"1\"}\n");
   EXPECT_EQ(corrupt_message([&] { load_metadata(path); }), path + ":2: duplicate id \"1\"");
+}
+
+// Issue 28: a CSV, TSV with a header, or plain-text corpus is read where a corpus is, chosen by
+// its extension; a parse error names the formats expected.
+TEST(CorpusFormats, CsvWithAHeaderFollowsRfc4180Quoting) {
+  const std::string path = scratch_file(
+      "corpus.CSV",
+      "\xEF\xBB\xBFtitle,_id,text\r\n"
+      "T1,d1,\"Commas, \"\"quotes\"\" and\r\ntwo lines.\"\r\n"
+      ",d2,Plain text.\r\n");
+  const auto docs = load_documents(path);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].id, "d1");
+  EXPECT_EQ(docs[0].title, "T1");
+  EXPECT_EQ(docs[0].text, "Commas, \"quotes\" and\ntwo lines.");
+  EXPECT_EQ(docs[1].id, "d2");
+  EXPECT_EQ(docs[1].title, "");
+  EXPECT_EQ(docs[1].text, "Plain text.");
+}
+
+TEST(CorpusFormats, CsvErrorsNameTheLineAndTheFormats) {
+  const std::string formats = std::string(" (a corpus is ") + kCorpusFormats + ")";
+  const std::string headless = scratch_file("headless.csv", "d1,First.\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(headless); }),
+            headless +
+                ":1: expected a header row naming the columns id (or _id) and text, optionally title; found "
+                "\"d1,First.\"" + formats);
+  const std::string wide = scratch_file("wide.csv", "id,text\nd1,one, two\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(wide); }),
+            wide + ":2: 3 fields, the header names 2 (quote a field holding commas: \"a, b\")" + formats);
+  const std::string open = scratch_file("open.csv", "id,text\nd1,\"never closed\nd2,x\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(open); }), open + ":2: a quoted field is never closed" + formats);
+  const std::string dup = scratch_file("dup.csv", "id,text\nd1,x\nd1,y\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(dup); }), dup + ":3: duplicate id \"d1\"" + formats);
+}
+
+TEST(CorpusFormats, TsvWithAHeaderReadsItsColumnsInAnyOrder) {
+  const auto docs = load_documents(scratch_file("titled.tsv", "text\tTitle\tid\nFirst.\tT\tp1\nSecond.\t\tp2\n"));
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].id, "p1");
+  EXPECT_EQ(docs[0].title, "T");
+  EXPECT_EQ(docs[0].text, "First.");
+  EXPECT_EQ(docs[1].id, "p2");
+  const std::string short_row = scratch_file("short.tsv", "text\ttitle\tid\nFirst.\tp1\n");
+  EXPECT_EQ(corrupt_message([&] { load_tsv_documents(short_row); }), short_row + ":2: 2 fields, the header names 3");
+}
+
+TEST(CorpusFormats, PlainTextIsOneDocumentPerLineIdentifiedByItsLineNumber) {
+  const auto docs = load_documents(scratch_file("corpus.txt", "First passage.\n\nThird line, second document.\n"));
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].id, "1");
+  EXPECT_EQ(docs[0].text, "First passage.");
+  EXPECT_EQ(docs[1].id, "3");
+  EXPECT_EQ(docs[1].text, "Third line, second document.");
+}
+
+TEST(CorpusFormats, AJsonParseErrorNamesTheFormatsExpected) {
+  const std::string csv_named_jsonl = scratch_file("corpus.jsonl", "id,text\nd1,x\n");
+  const std::string message = corrupt_message([&] { load_documents(csv_named_jsonl); });
+  EXPECT_EQ(message.rfind(csv_named_jsonl + ":1:", 0), 0u) << message;
+  EXPECT_NE(message.find("not valid JSON"), std::string::npos) << message;
+  EXPECT_NE(message.find(std::string("(a corpus is ") + kCorpusFormats + ")"), std::string::npos) << message;
+}
+
+// Issue 28: an empty corpus or queries file used to index 0 documents (or search nothing) with exit 0.
+TEST(EmptyInput, ACorpusOrQueriesFileWithoutRecordsIsAnError) {
+  for (const std::string name : {"empty.jsonl", "empty.csv", "empty.tsv", "empty.txt"}) {
+    const std::string path = scratch_file(name, name == "empty.csv" ? "id,text\n" : "\n");
+    try {
+      load_documents(path);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(std::string(e.what()), "corpus " + path + " holds no documents");
+    }
+  }
+  for (const std::string name : {"queries.jsonl", "queries.txt"}) {
+    const std::string path = scratch_file(name, "");
+    try {
+      load_query_file(path);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(std::string(e.what()), "queries file " + path + " holds no queries");
+    }
+  }
+}
+
+TEST(EmptyInput, AFolderWithoutCorpusJsonlSaysWhatACorpusIs) {
+  const std::string folder = ::testing::TempDir() + "cp_corpus_folder_without_corpus_jsonl";
+  std::filesystem::create_directories(folder);
+  try {
+    load_documents(folder);
+    ADD_FAILURE() << "a folder without corpus.jsonl was accepted";
+  } catch (const FileNotFound& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "corpus " + folder + " is a folder without corpus.jsonl; a corpus is " + kCorpusFormats);
+  }
 }

@@ -34,6 +34,17 @@ IndexOptions options_of(std::size_t dim, const std::string& kind = "flat") {
   return o;
 }
 
+// Issue 28: "--kind HNSW" was refused, naming IndexOptions::kind.
+TEST(DocumentIndexKinds, KindsAreCaseInsensitiveAndAWrongOneIsNamedInTheUsersTerms) {
+  EXPECT_EQ(DocumentIndex(options_of(4, "HNSW")).options().kind, "hnsw");
+  try {
+    DocumentIndex index(options_of(4, "hnws"));
+    ADD_FAILURE() << "kind hnws was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "index kind 'hnws' is not one of flat, hnsw, ivf, ivfpq; did you mean 'hnsw'?");
+  }
+}
+
 DocumentIndex filled(IndexOptions options, const Matrix& rows) {
   DocumentIndex index(std::move(options));
   index.add(numbered("text ", rows.rows()), numbered("d", rows.rows()), rows);

@@ -157,6 +157,23 @@ TEST(Retriever, RejectsImpossibleRequestsWithClearErrors) {
   EXPECT_THROW(retriever.search_encoded(nan_queries, SearchOptions{}), InvalidArgument);
 }
 
+// Issue 28: scorer, stage-1 and fusion names are read whatever their case; a typo gets the nearest.
+TEST(Retriever, OptionNamesAreCaseInsensitiveAndATypoGetsTheNearest) {
+  SearchOptions o;
+  set_scorer(o, "HOYER");
+  EXPECT_EQ(o.scorer, Scorer::kSparsity);
+  EXPECT_EQ(o.sparsity.function, scoring::Sparsity::kHoyer);
+  EXPECT_EQ(parse_stage1("Hybrid"), Stage1::kHybrid);
+  EXPECT_EQ(parse_fusion("RRF"), Fusion::kReciprocalRank);
+  try {
+    set_scorer(o, "hoyr");
+    ADD_FAILURE() << "scorer hoyr was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown scorer 'hoyr'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("; did you mean 'hoyer'?"), std::string::npos);
+  }
+}
+
 TEST(Retriever, EmptyIndexGivesNoHits) {
   index::IndexOptions options;
   options.dim = 4;
