@@ -10,7 +10,7 @@ SECONDS_PER_TARGET="${1:-60}"
 shift || true
 BUILD="${COUNTERPOINT_FUZZ_BUILD:-$ROOT/build-fuzz}"
 JOBS="${COUNTERPOINT_JOBS:-1}"
-ALL_TARGETS=(wordpiece use_unigram inversion jsonl_corpus qrels trec_run manifest index_load)
+ALL_TARGETS=(wordpiece use_unigram inversion json_document jsonl_corpus qrels trec_run manifest index_load)
 [[ $# -gt 0 ]] && TARGETS=("$@") || TARGETS=("${ALL_TARGETS[@]}")
 say() { printf '\033[1m[fuzz]\033[0m %s\n' "$*"; }
 

@@ -1,6 +1,7 @@
 #include "counterpoint/data/jsonl.h"
 
 #include "counterpoint/core/files.h"
+#include "counterpoint/core/json_document.h"
 #include "line_reader.h"
 
 namespace counterpoint::data {
@@ -11,13 +12,7 @@ void for_each_jsonl(const std::string& path,
   for (const detail::NumberedLine& line : detail::split_lines(bytes)) {
     if (detail::is_blank(line.text)) continue;
     detail::require_text(line.text, path, line.number);
-    nlohmann::json value;
-    try {
-      value = nlohmann::json::parse(line.text.begin(), line.text.end());
-    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-      detail::throw_line_error(path, line.number, std::string("malformed JSON: ") + e.what());
-    }
-    visit(value, line.number);
+    visit(parse_json_line(line.text, path, line.number), line.number);
   }
 }
 

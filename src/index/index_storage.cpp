@@ -396,8 +396,8 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
     header = read_json_document(header_path, kMaxHeaderBytes);
   } catch (const InvalidArgument& e) {  // not a regular file, or above the limit
     corrupt(dir, std::string("header.json: ") + e.what());
-  } catch (const CorruptFile& e) {
-    corrupt(dir, std::string("header.json is not valid JSON: ") + e.what());
+  } catch (const CorruptFile& e) {  // names header.json, line and column
+    corrupt(dir, e.what());
   }
   if (!header.is_object()) corrupt(dir, "header.json is not a JSON object");
   if (field<std::string>(header, "checksum", dir) != header_checksum(header)) {

@@ -9,6 +9,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/core/json_document.h"
 
 namespace counterpoint::scoring {
 
@@ -201,8 +202,8 @@ void save_verifier_directory(const std::string& directory, VerifierNetwork& netw
   namespace fs = std::filesystem;
   nlohmann::json training;
   try {
-    training = nlohmann::json::parse(training_json);
-  } catch (const nlohmann::json::exception& e) {
+    training = parse_json_document(training_json, "training");
+  } catch (const CorruptFile& e) {
     throw InvalidArgument(std::string("save_verifier_directory: training is not JSON: ") + e.what());
   }
   const std::string weights = join_path(directory, "weights.pt");

@@ -36,12 +36,12 @@ TEST(DataBadInput, NulByteAfterACompleteJsonObjectDoesNotHideTheRest) {
 // Found by the JSONL fuzzer: a number too large for a double escaped as nlohmann's out_of_range.
 TEST(DataBadInput, NumberOverflowInAJsonLineIsMalformed) {
   const std::string path = scratch_file("overflow.jsonl", "{\"_id\": \"a\", \"text\": \"x\", \"n\": 3e3333333}\n");
-  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1: malformed JSON", 0), 0u);
+  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":1: not valid JSON", 0), 0u);
 }
 
 TEST(DataBadInput, FileCutOffMidLineNamesTheLastLine) {
   const std::string path = scratch_file("cut.jsonl", "{\"_id\": \"a\", \"text\": \"x\"}\n{\"_id\": \"b\", \"te");
-  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":2: malformed JSON", 0), 0u);
+  EXPECT_EQ(corrupt_message([&] { load_corpus(path); }).rfind(path + ":2:17: not valid JSON", 0), 0u);
 }
 
 TEST(DataBadInput, CorpusLinesMustBeObjects) {

@@ -23,7 +23,7 @@ TEST(Jsonl, SkipsBomBlankLinesAndCarriageReturnsAndReportsLineNumbers) {
 TEST(Jsonl, MalformedLineIsCorruptFileNamingFileAndLine) {
   std::string path = scratch_file("bad.jsonl", "{\"a\": 1}\n\n{\"a\": \n");
   std::string message = corrupt_message([&] { read_jsonl(path); });
-  EXPECT_EQ(message.rfind(path + ":3: malformed JSON", 0), 0u) << message;
+  EXPECT_EQ(message.rfind(path + ":3:7: not valid JSON", 0), 0u) << message;
 }
 
 TEST(Jsonl, InvalidUtf8IsCorruptFileNamingLineAndByte) {

@@ -273,6 +273,15 @@ TEST_F(IndexBadInput, ImplausibleHeadersAreCorruptEvenWithAValidChecksum) {
 
 // Fails at present: header fields read with nlohmann's get<int>/get<size_t> accept JSON floats
 // by truncating them (1.5 -> 1), and out-of-range floats are undefined behaviour.
+// 100,000 nested brackets (200 KB, under the header size cap) parsed, then crashed the stack when
+// the checksum copied and dumped the document; they are refused while reading.
+TEST_F(IndexBadInput, DeeplyNestedHeaderIsCorruptNotACrash) {
+  small_index().save(dir());
+  with_file("header.json", std::string(100000, '[') + std::string(100000, ']'), [&] {
+    EXPECT_THAT(load_error(), HasSubstr("header.json:1:129: JSON nested deeper than 128 levels"));
+  });
+}
+
 TEST_F(IndexBadInput, NonIntegralNumbersInTheHeaderAreCorrupt) {
   small_index().save(dir());
   const std::string good = read_file(join_path(dir(), "header.json"));
