@@ -65,7 +65,13 @@ void validate(const BeirRunOptions& options) {
     throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
                           std::to_string(*options.k) + " hits per query this run keeps; raise --candidates");
   }
-  if (!options.out.empty()) require_writable_parent(options.out, "--out");
+  if (!options.out.empty()) {
+    require_writable_parent(options.out, "--out");
+    require_safe_output(options.out, "--out",
+                        {{"--dataset", options.dataset}, {"--qrels", options.qrels}, {"--index-cache", options.index_cache},
+                         {"--model", options.model}, {"--sparse-model", options.sparse_model},
+                         {"--verifier", options.verifier}});
+  }
   // Names resolve without loading anything: a typo fails here, not after the corpus is read.
   resolve_model(options.model);
   if (!options.sparse_model.empty()) resolve_model(options.sparse_model);

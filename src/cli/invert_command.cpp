@@ -54,6 +54,7 @@ void add_invert_command(CLI::App& app) {
                       edit_list_string(text::stance_edit_kinds()) + "; role-swap must be asked for)");
   cmd->add_option("--out", a->out, "Write the JSON lines here (atomically) instead of stdout");
   cmd->callback([a] {
+    if (!a->out.empty()) require_safe_output(a->out, "--out", {{"--corpus", a->corpus}, {"--queries", a->queries}});
     std::vector<std::pair<std::string, std::string>> inputs;  // (id, text)
     if (!a->corpus.empty()) {
       for (const auto& d : data::load_documents(a->corpus)) inputs.emplace_back(d.id, data::encoding_text(d));

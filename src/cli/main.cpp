@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -149,6 +150,11 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "counterpoint: unexpected error: " << e.what() << "\n";
+    return 1;
+  }
+  // Output lost to a full disk or a closed pipe (`search ... > /dev/full`) is a failure, not exit 0.
+  if (!(std::cout << std::flush) || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "counterpoint: could not write the output to stdout (disk full or pipe closed?)\n";
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include "counterpoint/app/beir_run.h"
 #include "counterpoint/app/index_search.h"
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
 #include "counterpoint/data/corpus_files.h"
 #include "counterpoint/data/run.h"
 #include "counterpoint/eval/retrieval_task.h"
@@ -104,6 +105,11 @@ void add_search_commands(CLI::App& app) {
   search->callback([a] {
     if (a->query.empty() && a->query_file.empty()) throw InvalidArgument("give --query TEXT or --queries FILE");
     auto& o = a->options;
+    if (!a->trec_out.empty()) {
+      require_safe_output(a->trec_out, "--trec",
+                          {{"--index", o.index}, {"--queries", a->query_file}, {"--model", a->models.model},
+                           {"--sparse-model", a->models.sparse_model}, {"--verifier", a->models.verifier}});
+    }
     o.search = a->search.resolve();
     o.model = given(a->models.model_option, a->models.model);
     o.sparse_model = given(a->models.sparse_option, a->models.sparse_model);

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -110,7 +112,71 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   return bytes;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The absolute form of `path` with links and "." / ".." resolved as far as it exists.
+fs::path resolved(const std::string& path) {
+  std::error_code ec;
+  fs::path full = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? fs::absolute(path, ec).lexically_normal() : full;
+}
+
+bool is_inside(const fs::path& path, const fs::path& folder) {
+  auto [f, p] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
+  return (f == folder.end() || (std::next(f) == folder.end() && f->empty())) && p != path.end();
+}
+
+// What an existing `path` is when it is not of `kind`, "" when it is (or does not exist).
+std::string wrong_kind(const std::string& path, OutputKind kind) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  if (kind == OutputKind::kFolder) return S_ISDIR(st.st_mode) ? "" : S_ISREG(st.st_mode) ? "a file" : kind_of(st.st_mode);
+  return S_ISREG(st.st_mode) ? "" : kind_of(st.st_mode);
+}
+
+}  // namespace
+
+void require_safe_output(const std::string& path, const std::string& name, const std::vector<NamedInput>& inputs,
+                         OutputKind kind) {
+  const std::string output = name + " " + path;
+  const std::string found = wrong_kind(path, kind);
+  if (!found.empty()) {
+    throw InvalidArgument(output + " is " + found + ", not a " + (kind == OutputKind::kFile ? "regular file" : "folder") +
+                          "; writing there would replace it: choose another path");
+  }
+  const fs::path out = resolved(path);
+  std::error_code ec;
+  // Being an input is named before merely sharing its folder (`--dataset D --qrels D/qrels/x.tsv`).
+  for (const NamedInput& input : inputs) {
+    if (input.path.empty() || !fs::exists(input.path, ec)) continue;
+    if (fs::equivalent(path, input.path, ec) || out == resolved(input.path)) {
+      throw InvalidArgument(output + " is the input " + input.name + " " + input.path +
+                            "; writing it would destroy the input: choose another path");
+    }
+  }
+  for (const NamedInput& input : inputs) {
+    if (input.path.empty() || !fs::exists(input.path, ec)) continue;
+    const std::string named = "the input " + input.name + " " + input.path;
+    const fs::path in = resolved(input.path);
+    if (kind == OutputKind::kFile && is_inside(out, in) && path_exists(path)) {
+      throw InvalidArgument(output + " is inside " + named + " and exists; writing it could destroy an input: "
+                            "choose a path outside that folder or a new file");
+    }
+    if (kind == OutputKind::kFolder && is_inside(in, out)) {
+      throw InvalidArgument(output + " holds " + named + "; writing the output there could destroy it: choose "
+                            "another folder");
+    }
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& bytes) {
+  const std::string found = wrong_kind(path, OutputKind::kFile);
+  if (!found.empty()) {
+    throw InvalidArgument("cannot write " + path + ": it is " + found +
+                          ", not a regular file, and writing would replace it");
+  }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("cannot create " + tmp + ": " + errno_text());

@@ -30,7 +30,9 @@ void validate(const CleaningOptions& options) {
 void require_cleaning_output(const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::error_code error;
-  if (fs::exists(out_dir, error) && (!fs::is_directory(out_dir, error) || !fs::is_empty(out_dir, error))) {
+  // Stricter than the output rule, which it also applies: only a new or empty folder.
+  require_safe_output(out_dir, "corpus cleaning: output", {}, OutputKind::kFolder);
+  if (fs::exists(out_dir, error) && !fs::is_empty(out_dir, error)) {
     throw InvalidArgument("corpus cleaning: " + out_dir +
                           " exists and is not an empty directory; the cleaned corpus goes to a new directory");
   }

@@ -147,12 +147,10 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
                                                                                 : detail::NetworkWeights::kTrained);
 }
 
-// InvalidArgument when the run would write its model over the base model's directory.
+// InvalidArgument when the run would write its model over the base model's directory (or into
+// a folder holding it), by the one output rule.
 void require_output_is_not_base(const std::string& base_dir, const TrainConfig& config) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(base_dir, config.output_dir, ec)) {
-    throw InvalidArgument("TrainConfig.output_dir " + config.output_dir + " is the base model's directory");
-  }
+  require_safe_output(config.output_dir, "output_dir", {{"base model", base_dir}}, OutputKind::kFolder);
 }
 
 // Tunes alpha for cos(E) + alpha * sparsity(Es) on the dev triples, with the model just written

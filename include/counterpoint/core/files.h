@@ -24,8 +24,28 @@ std::uint64_t require_regular_file(const std::string& path, std::uint64_t max_by
 // Whole file as bytes, after the checks of require_regular_file (made again on the opened
 // descriptor); IoError if unreadable.
 std::string read_file(const std::string& path, std::uint64_t max_bytes = kMaxFileBytes);
-// Writes `bytes` to `path` atomically.
+// Writes `bytes` to `path` atomically. An existing `path` must be a regular file (see
+// require_safe_output): InvalidArgument otherwise, and nothing is written.
 void write_file_atomic(const std::string& path, const std::string& bytes);
+
+// An input of a command as the user named it, e.g. {"--queries", "q.jsonl"}.
+struct NamedInput {
+  std::string name;
+  std::string path;
+};
+enum class OutputKind { kFile, kFolder };
+// The one output rule, which every writer of every face checks before any work. The output
+// `path` (named `name` as the user gave it, e.g. "--trec") may not
+//  - be one of the command's `inputs` (the same file or folder, through any link or spelling);
+//  - replace an existing file inside an input folder (kFile), e.g. `--corpus D --out D/corpus.jsonl`;
+//  - hold an input inside it (kFolder), as a folder output may be filled or replaced;
+//  - replace something of another kind: a file output must be a regular file if it exists (a
+//    device, FIFO or folder would be replaced by a file: as root, `--trec /dev/null` replaced
+//    /dev/null), a folder output a folder.
+// InvalidArgument naming the output and the input. Inputs with an empty path are skipped; one
+// that does not exist cannot be overwritten (its reader reports it).
+void require_safe_output(const std::string& path, const std::string& name, const std::vector<NamedInput>& inputs,
+                         OutputKind kind = OutputKind::kFile);
 bool path_exists(const std::string& path);
 // Lowercase hex SHA-256 of bytes / of a file's content.
 std::string sha256_hex(const std::string& bytes);
