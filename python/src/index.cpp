@@ -413,7 +413,9 @@ first (index it, iterate it, len() it like a list of lists), and the same as FAI
 
     scores, cosine, sparsity, bm25, stage1, token: float32 (n, k), NaN past the hits found;
     slots: int64 (n, k), the documents' rows in the index, -1 past the hits found;
-    ids: per query, the list of document ids.)")
+    ids: per query, the list of document ids.
+
+to_pandas() gives one row per hit (pandas optional); a notebook shows the hits as a table.)")
       .def("__len__", [](const SearchResults& r) { return r.hits.size(); })
       .def("__getitem__",
            [](const SearchResults& r, py::ssize_t i) {
@@ -480,7 +482,7 @@ Arguments:
     batch_size: documents encoded per step, >= 1.
 
 Raises:
-    ValueError for mismatched lengths, duplicate or empty ids, an unknown kind;
+    ValueError for no texts, mismatched lengths, duplicate or empty ids, an unknown kind;
     KeyboardInterrupt when cancelled.)")
       .def_static("build_from_embeddings", &build_from_embeddings, py::arg("ids"), py::arg("embeddings"),
                   py::arg("sparse_embeddings") = py::none(), py::arg("texts") = py::none(), py::kw_only(),

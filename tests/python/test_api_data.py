@@ -27,6 +27,18 @@ def test_load_beir_reads_corpus_queries_and_splits():
     assert ds.qrels("dev") == {"q1": {"d1": 2, "3": 0}, "q2": {"d2": 1}}
 
 
+def test_load_beir_warns_when_the_judgements_are_not_under_qrels_and_refuses_an_empty_corpus(tmp_path, capfd):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "Cats purr."}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "Do cats purr?"}\n')
+    (tmp_path / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    assert cp.load_beir(tmp_path).splits == []
+    assert capfd.readouterr().err == (f"counterpoint: warning: {tmp_path} has no judgements: BEIR keeps them in "
+                                      f"{tmp_path}/qrels/<split>.tsv; move test.tsv there\n")
+    (tmp_path / "corpus.jsonl").write_text("")
+    with pytest.raises(ValueError, match="corpus .*corpus.jsonl holds no documents"):
+        cp.load_beir(tmp_path)
+
+
 def test_load_qrels_and_missing_files(tmp_path):
     assert cp.load_qrels(BEIR_MINI / "qrels" / "train.tsv") == {"q2": {"d2": 1}}
     with pytest.raises(FileNotFoundError):
