@@ -22,8 +22,8 @@ void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   a.alpha_option = cmd->add_option("--alpha", a.alpha, "Weight of the sparsity term (default: the alpha Es records, else 1)")
                        ->default_str("");
   a.k_option = cmd->add_option("-k,--k", a.k, "Hits per query (run: default and minimum, the deepest cut-off of --metrics)");
-  cmd->add_option("--ef-search", a.ef_search, "HNSW efSearch for this call")->default_str("the index's");
-  cmd->add_option("--nprobe", a.nprobe, "IVF nprobe for this call")->default_str("the index's");
+  cmd->add_option("--ef-search", a.ef_search, "HNSW efSearch for this call");
+  cmd->add_option("--nprobe", a.nprobe, "IVF nprobe for this call");
   cmd->add_flag("--no-guard", a.no_guard, "Disable the near-identical guard of the sparsity term");
 }
 

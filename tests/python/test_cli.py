@@ -246,10 +246,6 @@ def test_help_shows_the_real_default_of_clean_alpha():
     help_text = run("clean", "--help").stdout
     alpha = next(line for line in help_text.splitlines() if "--alpha" in line)
     assert "Es's recorded alpha" in alpha and "=0" not in alpha and "[0]" not in alpha
-    search_help = run("search", "--help").stdout
-    for option in ("--ef-search", "--nprobe"):
-        line = next(line for line in search_help.splitlines() if option in line)
-        assert "=the index's" in line and "=0" not in line
 
 
 def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_use_lite_reference():
