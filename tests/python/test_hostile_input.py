@@ -32,10 +32,10 @@ def cli(*args, **kwargs):
     return subprocess.run([str(CLI), *map(str, args)], text=True, timeout=300, **kwargs)
 
 
-def python(code, *args, **kwargs):
+def python(code, *args, timeout=300):
     """Runs `code` in a fresh interpreter with this counterpoint, so a crash cannot end the tests."""
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, **kwargs)
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +218,31 @@ def test_training_never_writes_over_its_base_model(tmp_path):
     result = cli("train", "sparsecl", "--base", model, "--out", model, "--triples", triples, "--threads", 1)
     assert result.returncode == 1 and "is the input base model" in result.stderr, result.stderr
     assert {p.name: p.read_bytes() for p in model.iterdir()} == before
+
+
+ADDRESS_SPACE_CAP = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+"""
+
+
+@pytest.mark.skipif("address" in os.environ.get("LD_PRELOAD", "") or "ASAN_OPTIONS" in os.environ,
+                    reason="AddressSanitizer reserves more address space than the cap")
+def test_more_threads_than_an_address_space_limit_allows_are_refused_and_the_process_goes_on(tmp_path):
+    code = ADDRESS_SPACE_CAP + """
+import counterpoint as cp
+try:
+    cp.Encoder.load(sys.argv[1], threads=64)
+except ValueError as e:
+    print("refused:", e)
+print(cp.Encoder.load(sys.argv[1], threads=2).encode(["a cat"]).shape)
+"""
+    loaded = python(code, BERT_TINY, timeout=120)
+    assert loaded.returncode == 0, loaded.stderr
+    assert "refused:" in loaded.stdout and "threads 64 needs about" in loaded.stdout
+    assert "(ulimit -v): use at most 24" in loaded.stdout
+    assert "(1, " in loaded.stdout
+    built = subprocess.run(["/bin/sh", "-c", 'ulimit -v 8388608 && exec "$@"', "sh", str(CLI), "index", "build",
+                            "--corpus", REPO / "examples" / "corpus", "--out", tmp_path / "index",
+                            "--model", TINY_MODEL, "--threads", "64"], capture_output=True, text=True, timeout=120)
+    assert built.returncode == 1 and "use at most 24" in built.stderr, built.stderr

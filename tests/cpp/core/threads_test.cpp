@@ -23,3 +23,11 @@ TEST(Threads, CountsOutsideTheRangeAreRefusedWithIt) {
   }
   EXPECT_THROW(resolve_threads(-1, "threads"), InvalidArgument);
 }
+
+// Under an address-space limit (ulimit -v) OpenBLAS's per-thread buffers of more threads than fit
+// were retried forever: `--threads 64` under 8 GiB never exited. The limit bounds the count.
+TEST(Threads, AnAddressSpaceLimitBoundsTheCount) {
+  EXPECT_EQ(threads_within(std::uint64_t(8) << 30), 24);
+  EXPECT_EQ(threads_within(std::uint64_t(1) << 30), 1);
+  EXPECT_EQ(threads_within(std::uint64_t(1) << 40), kMaxThreads);
+}
