@@ -27,7 +27,8 @@ def run_beir(dataset: PathType, qrels: PathType, *, model: str = ..., sparse_mod
              scorer: str = ..., alpha: Optional[float] = ..., k: Optional[int] = ..., candidates: int = ...,
              metrics: Sequence[str] = ..., tune_alpha: Optional[str] = ..., index_cache: Optional[PathType] = ...,
              out: Optional[PathType] = ..., keep_self: bool = ..., prefix: Optional[str] = ..., stage1: str = ...,
-             fusion: str = ..., fusion_lambda: float = ..., threads: int = ..., progress: Progress = ...) -> Dict[str, Any]: ...
+             fusion: str = ..., fusion_lambda: float = ..., threads: int = ..., sparsity_scale: Optional[float] = ...,
+             progress: Progress = ...) -> Dict[str, Any]: ...
 def run_stance(dataset: PathType, qrels: PathType, *, model: str = ..., templates: str = ..., stage1: str = ...,
                fusion: str = ..., fusion_lambda: float = ..., candidates: int = ..., index_cache: Optional[PathType] = ...,
                ablation: int = ..., threads: int = ..., progress: Progress = ...) -> Dict[str, Any]: ...

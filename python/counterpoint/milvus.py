@@ -245,7 +245,8 @@ class MilvusRetriever:
 
     def search(self, queries, k: int = _DEFAULTS.k, *, scorer: str = _DEFAULTS.scorer, alpha: Optional[float] = None,
                candidates: Optional[int] = None, sparse_queries=None, guard: bool = _DEFAULTS.guard, exclude=None,
-               search_params: Optional[Dict[str, Any]] = None) -> List[List[Any]]:
+               search_params: Optional[Dict[str, Any]] = None,
+               sparsity_scale: Optional[float] = _DEFAULTS.sparsity_scale) -> List[List[Any]]:
         """Index.search's signature and results (one list of Hit per query, best first).
 
         Arguments:
@@ -260,6 +261,8 @@ class MilvusRetriever:
             guard: (near-)identical query/document pairs get sparsity -1e9.
             exclude: None or one list of ids per query never returned.
             search_params: Milvus search parameters for E, e.g. {"nprobe": 16} for IVF_FLAT.
+            sparsity_scale: the magnitude gate tau of the sparsity term (Index.search's); None =
+                the one the sparse encoder records, else none.
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a list of str or an array of query vectors, not one str: wrap it in a list")
@@ -282,7 +285,8 @@ class MilvusRetriever:
                                                  search_params or {})
             results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
                                         sparse_candidates=rows, k=k, scorer=scorer, alpha=alpha,
-                                        sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q]))
+                                        sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q],
+                                        sparsity_scale=sparsity_scale))
         return results
 
     def _query_rows(self, queries, needs_sparse: bool, sparse_queries):
@@ -376,6 +380,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     search_command.add_argument("--candidates", type=int, help="default max(100, k)")
     search_command.add_argument("--scorer", default=_DEFAULTS.scorer, help="cosine, hoyer, l2l1 or kappa4")
     search_command.add_argument("--alpha", type=float, help="default: the alpha the sparse model recorded")
+    search_command.add_argument("--sparsity-scale", type=float,
+                                help="magnitude gate tau of the sparsity term; default: the one the sparse model recorded")
     args = parser.parse_args(argv)
 
     encoder = _core.Encoder.load(args.model, threads=args.threads)
@@ -392,7 +398,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.scorer != "cosine":
                 print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}")
             hits = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
-                                    alpha=args.alpha)
+                                    alpha=args.alpha, sparsity_scale=args.sparsity_scale)
             for query, per_query in zip(args.queries, hits):
                 print(f"query: {query}")
                 for rank, hit in enumerate(per_query, 1):

@@ -26,7 +26,7 @@ py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::str
                   std::size_t candidates, std::vector<std::string> metrics, std::optional<std::string> tune_alpha,
                   const std::optional<fs::path>& index_cache, const std::optional<fs::path>& out, bool keep_self, std::optional<std::string> prefix,
                   const std::string& stage1, const std::string& fusion, double fusion_lambda, int threads,
-                  py::object progress) {
+                  std::optional<double> sparsity_scale, py::object progress) {
   app::BeirRunOptions o;
   o.dataset = dataset.string();
   o.qrels = qrels.string();
@@ -34,6 +34,7 @@ py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::str
   o.sparse_model = sparse_model.value_or("");
   retrieval::set_scorer(o.search, scorer);
   if (alpha) o.search.alpha = float(*alpha);
+  if (sparsity_scale) o.search.sparsity.scale = float(*sparsity_scale);
   o.k = k;
   o.search.candidates = candidates;
   o.metrics = std::move(metrics);
@@ -53,6 +54,7 @@ py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::str
   d["k"] = report.k;
   d["scoring"] = report.scoring;
   d["alpha"] = alpha_dict(report.alpha);
+  d["sparsity_scale"] = report.scale.value;
   d["metrics"] = report.metrics;
   if (report.tuning) {
     py::list curve;
@@ -128,7 +130,7 @@ void register_app(py::module_& m) {
         py::arg("prefix") = py::none(), py::arg("stage1") = retrieval::to_string(run_defaults.search.stage1),
         py::arg("fusion") = retrieval::to_string(run_defaults.search.fusion),
         py::arg("fusion_lambda") = run_defaults.search.fusion_lambda, py::arg("threads") = run_defaults.threads,
-        py::arg("progress") = false,
+        py::arg("sparsity_scale") = py::none(), py::arg("progress") = false,
         R"(One retrieval configuration on a BEIR dataset against an explicit qrels file, as
 `counterpoint run` runs it: only the judged queries, a query's own id removed (unless
 keep_self), alpha tuned on these qrels first when tune_alpha is "interval", "reference" or "grid".
@@ -137,13 +139,14 @@ Every option is checked before a model loads.
 Arguments:
     dataset: a BEIR folder (corpus.jsonl, queries.jsonl); qrels: a judgements file.
     model, sparse_model: E and Es (names or folders); scorer: "cosine", "hoyer", "l2l1",
-        "kappa4", ...; alpha: None = the alpha Es records.
+        "kappa4", ...; alpha: None = the alpha Es records; sparsity_scale: the magnitude gate
+        tau (Index.search's), None = the one Es records.
     k: hits per query; None = the deepest cut-off the metrics need.
     index_cache: a folder to reuse the corpus index from, or to save it to.
     out: a TREC run file to write.
 
 Returns:
-    dict(queries, k, scoring, alpha=dict(value, description), metrics={name: mean},
+    dict(queries, k, scoring, alpha=dict(value, description), sparsity_scale, metrics={name: mean},
     alpha_curve=[(alpha, nDCG@10), ...] when tuned).)");
   m.def("run_stance", &stance_run, py::arg("dataset"), py::arg("qrels"), py::kw_only(),
         py::arg("model") = stance_defaults.model, py::arg("templates") = app::to_string(stance_defaults.templates),

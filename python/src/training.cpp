@@ -76,6 +76,10 @@ py::dict report_dict(const training::EncoderTrainReport& report) {
     tuning["documents"] = t.documents;
     tuning["candidates"] = t.candidates;
     tuning["dense_model"] = report.dense_model;
+    tuning["sparsity_scale"] = t.scale;
+    py::list curve;
+    for (const auto& p : t.scale_curve) curve.append(py::make_tuple(p.scale, p.score));
+    tuning["sparsity_scale_curve"] = curve;
     d["alpha_tuning"] = tuning;
   }
   return d;
@@ -165,6 +169,9 @@ Arguments:
         trained model as Es, and recorded in its manifest: Index.search then uses it when given
         no alpha. Empty = no tuning.
     dense_model: E of that tuning (a model directory or an installed model's name).
+    sparsity_scales: the magnitude gates tau tried in that tuning, sparsity * min(1,
+        |Es(q) - Es(p)|_2 / tau), alpha tuned at each; the best (first strict maximum, 0 = no
+        gate) is recorded beside alpha and used by searches. [0.0] tunes alpha alone.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
     Every path argument takes a str or an os.PathLike.
 
@@ -172,8 +179,8 @@ Returns:
     dict with steps, resumed_from (the step a resumed run continued from, else 0), final_loss,
     loss_curve, examples_per_second, dev_scores, best_dev_score, stopped_early, output_dir,
     triples (how many were trained on) and alpha_tuning (None without dev_triples, else a dict
-    with alpha, ndcg@10_cosine_plus_sparsity, ndcg@10_cosine, queries, documents, candidates and
-    dense_model).
+    with alpha, ndcg@10_cosine_plus_sparsity, ndcg@10_cosine, queries, documents, candidates,
+    dense_model, sparsity_scale and sparsity_scale_curve, a list of (scale, best nDCG@10)).
 
 Raises:
     ValueError for inconsistent triples or settings, FileNotFoundError for a missing base model,
@@ -189,7 +196,8 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
              const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
              std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
              const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
-             const std::vector<fs::path>& dev_triples, const fs::path& dense_model, py::object progress) {
+             const std::vector<fs::path>& dev_triples, const fs::path& dense_model,
+             const std::vector<float>& sparsity_scales, py::object progress) {
         training::TrainConfig config;
         set_optimizer(config, epochs, batch_size, learning_rate, weight_decay, warmup_ratio, seed, threads);
         set_loop(config, output_dir, max_steps, checkpoint_every, resume);
@@ -202,6 +210,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         config.model_name = model_name;
         config.dev_triples = path_texts(dev_triples);
         config.dense_model = dense_model.string();
+        config.sparsity_scales = sparsity_scales;
         ProgressBridge bridge(progress, "training");
         return report_dict(run_released(bridge, [&] {
           return training::train(base_model.string(), triples, config, train_progress(bridge));
@@ -219,7 +228,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
       py::arg("head_only") = kTrainDefaults.trained_weights == training::TrainedWeights::kHead,
       py::arg("checkpoint_every") = kTrainDefaults.checkpoint_every, py::arg("resume") = kTrainDefaults.resume,
       py::arg("dev_triples") = kTrainDefaults.dev_triples, py::arg("dense_model") = kTrainDefaults.dense_model,
-      py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
+      py::arg("sparsity_scales") = kTrainDefaults.sparsity_scales, py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
 }
 
 // The C++ defaults by struct and field, for tests/python/test_defaults.py: every default a
@@ -253,6 +262,7 @@ py::dict training_defaults() {
   train["model_name"] = t.model_name;
   train["dev_triples"] = t.dev_triples;
   train["dense_model"] = t.dense_model;
+  train["sparsity_scales"] = t.sparsity_scales;
   const auto& v = kVerifierDefaults;
   py::dict verifier = optimizer_and_loop(py::dict(), v, v);
   verifier["temperature"] = v.temperature;

@@ -49,6 +49,7 @@ void validate(const BeirRunOptions& options) {
   for (const auto& m : options.metrics) eval::parse_metric(m);
   const auto& search = options.search;
   if (search.alpha && !std::isfinite(*search.alpha)) throw InvalidArgument("--alpha must be finite");
+  retrieval::choose_sparsity_scale(search.sparsity.scale, nullptr);  // a given scale's range
   if (!std::isfinite(search.fusion_lambda)) throw InvalidArgument("--lambda must be finite");
   if (search.scorer == retrieval::Scorer::kSparsity && options.sparse_model.empty()) {
     throw InvalidArgument("scorer " + scoring::to_string(search.sparsity.function) +
@@ -130,6 +131,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
     for (const auto& q : queries) encoded.exclude.push_back({q.id});
   }
   report.alpha = retriever.alpha_for(search);
+  report.scale = retriever.scale_for(search);
   if (options.tune_alpha) {
     eval::AlphaSearch alpha_search;
     alpha_search.kind = *options.tune_alpha;
@@ -151,7 +153,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   if (!options.out.empty()) data::write_trec_run(options.out, run);
   report.queries = queries.size();
   report.k = search.k;
-  report.scoring = retrieval::describe_scoring(search, report.alpha);
+  report.scoring = retrieval::describe_scoring(search, report.alpha, report.scale);
   report.metrics = eval::evaluate(run, qrels, options.metrics, eval_options).mean;
   return report;
 }

@@ -15,6 +15,7 @@ std::string recorded_model_name(const std::string& identity) { return identity.s
 IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries) {
   if (queries.empty()) throw InvalidArgument("no queries to search");
   if (options.search.alpha && !std::isfinite(*options.search.alpha)) throw InvalidArgument("--alpha must be finite");
+  retrieval::choose_sparsity_scale(options.search.sparsity.scale, nullptr);  // a given scale's range
   if (options.search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
     throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
   }
@@ -42,7 +43,8 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   IndexSearchReport report;
   report.hits = retriever->search_encoded(encoded, options.search);
   report.alpha = retriever->alpha_for(options.search);
-  report.scoring = retrieval::describe_scoring(options.search, report.alpha);
+  report.scale = retriever->scale_for(options.search);
+  report.scoring = retrieval::describe_scoring(options.search, report.alpha, report.scale);
   report.retriever = std::move(retriever);
   return report;
 }

@@ -41,11 +41,11 @@ std::string edit_list_string(const std::vector<text::EditKind>& kinds);
 struct SearchArgs {
   retrieval::SearchOptions defaults;
   std::string scorer, stage1, fusion;
-  float alpha = retrieval::kDefaultAlpha, lambda = 0.0f;
+  float alpha = retrieval::kDefaultAlpha, lambda = 0.0f, scale = 0.0f;
   std::size_t k = 0, candidates = 0;
   int ef_search = 0, nprobe = 0;
   bool no_guard = false;
-  CLI::Option *alpha_option = nullptr, *k_option = nullptr;
+  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *scale_option = nullptr;
   // The options as given; InvalidArgument for an unknown scorer, stage-1 or fusion name.
   retrieval::SearchOptions resolve() const;
 };

@@ -21,6 +21,10 @@ void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   cmd->add_option("--scorer", a.scorer, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
   a.alpha_option = cmd->add_option("--alpha", a.alpha, "Weight of the sparsity term (default: the alpha Es records, else 1)")
                        ->default_str("");
+  a.scale_option = cmd->add_option("--sparsity-scale", a.scale,
+                                   "Magnitude gate tau of the sparsity term: sparsity * min(1, |Es(q) - Es(p)|_2 / tau); "
+                                   "0 = none (default: the tau Es records, else none)")
+                       ->default_str("");
   a.k_option = cmd->add_option("-k,--k", a.k, "Hits per query (run: default and minimum, the deepest cut-off of --metrics)");
   cmd->add_option("--ef-search", a.ef_search, "HNSW efSearch for this call");
   cmd->add_option("--nprobe", a.nprobe, "IVF nprobe for this call");
@@ -33,6 +37,7 @@ retrieval::SearchOptions SearchArgs::resolve() const {
   o.candidates = candidates;
   if (!scorer.empty()) retrieval::set_scorer(o, scorer);
   if (alpha_option && alpha_option->count()) o.alpha = alpha;
+  if (scale_option && scale_option->count()) o.sparsity.scale = scale;
   o.stage1 = retrieval::parse_stage1(stage1);
   o.fusion = retrieval::parse_fusion(fusion);
   o.fusion_lambda = lambda;

@@ -35,6 +35,10 @@ void add_source_options(CLI::App& cmd, training::TripleSource& s) {
 void add_model_options(CLI::App& cmd, training::TrainConfig& c) {
   cmd.add_option("--dev-triples", c.dev_triples, "Held-out triple files: tune alpha and record dev nDCG@10");
   cmd.add_option("--dense-model", c.dense_model, "E used with the trained Es when tuning alpha");
+  cmd.add_option("--sparsity-scales", c.sparsity_scales,
+                 "Magnitude gates tau tried when tuning alpha (sparsity * min(1, |Es(q) - Es(p)|_2 / tau)); the best "
+                 "is recorded beside alpha; default 0 alone = no gate; e.g. 0,0.1,0.2,0.3")
+      ->delimiter(',');
   cmd.add_option("--feature-cache", c.feature_cache,
                  "With --head-only: a folder of pooled features to reuse and fill (as run --feature-cache), so head "
                  "variants on one corpus need no forward pass");
@@ -54,7 +58,13 @@ void add_model_options(CLI::App& cmd, training::TrainConfig& c) {
 void print_alpha_tuning(const eval::TaskAlphaTuning& tuning, scoring::Sparsity sparsity) {
   std::cout << "dev (" << tuning.queries << " queries, " << tuning.documents << " passages): nDCG@10 cosine "
             << std::setprecision(4) << tuning.cosine_ndcg << ", cos + alpha * " << scoring::to_string(sparsity)
-            << " " << tuning.tuned.best_score << " at alpha " << tuning.tuned.best_alpha << "\n";
+            << " " << tuning.tuned.best_score << " at alpha " << tuning.tuned.best_alpha;
+  if (tuning.scale_curve.size() > 1) {
+    std::cout << ", scale " << tuning.scale << " (of";
+    for (const auto& p : tuning.scale_curve) std::cout << " " << p.scale << ": " << p.score;
+    std::cout << ")";
+  }
+  std::cout << "\n";
 }
 
 }  // namespace

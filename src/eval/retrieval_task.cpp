@@ -26,7 +26,9 @@ data::RankedRun ranked_run(const std::vector<std::string>& query_ids,
 
 TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_ptr<Encoder>& dense,
                                    const std::shared_ptr<Encoder>& sparse, scoring::Sparsity sparsity,
-                                   const AlphaSearch& alpha_search) {
+                                   const AlphaSearch& alpha_search, const std::vector<float>& scales) {
+  if (scales.empty()) throw InvalidArgument("tune_alpha_on_task: give at least one sparsity scale (0 = none)");
+  for (float scale : scales) retrieval::choose_sparsity_scale(scale, nullptr);
   if (task.doc_ids.empty() || task.query_ids.empty()) {
     throw InvalidArgument("tune_alpha_on_task: the task needs documents and queries (got " +
                           std::to_string(task.doc_ids.size()) + " and " + std::to_string(task.query_ids.size()) + ")");
@@ -41,9 +43,11 @@ TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_
   search.candidates = std::min<std::size_t>(100, task.doc_ids.size());
   search.k = std::min<std::size_t>(10, search.candidates);  // nDCG@10; a smaller task ranks all it has
   const auto encoded = retriever.encode_queries(task.query_texts, search);
+  float scale = 0.0f;
   const auto ndcg = [&](double alpha) {
     auto options = search;
     options.alpha = float(alpha);
+    options.sparsity.scale = scale;
     if (alpha == 0.0) options.scorer = retrieval::Scorer::kCosine;
     return evaluate(ranked_run(task.query_ids, retriever.search_encoded(encoded, options)), task.qrels, {"ndcg@10"})
         .mean.at("ndcg@10");
@@ -53,7 +57,15 @@ TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_
   tuning.documents = task.doc_ids.size();
   tuning.candidates = search.candidates;
   tuning.cosine_ndcg = ndcg(0.0);
-  tuning.tuned = tune_alpha(ndcg, alpha_search);
+  for (float s : scales) {
+    scale = s;
+    AlphaResult at_scale = tune_alpha(ndcg, alpha_search);
+    tuning.scale_curve.push_back({s, at_scale.best_score});
+    if (tuning.scale_curve.size() == 1 || at_scale.best_score > tuning.tuned.best_score) {
+      tuning.tuned = std::move(at_scale);
+      tuning.scale = s;
+    }
+  }
   return tuning;
 }
 
@@ -71,6 +83,14 @@ void record_tuned_alpha(const std::string& model_dir, const TaskAlphaTuning& tun
   manifest.training["alpha_reference_left_edge"] = tuning.tuned.reference_alpha;
   dev["ndcg@10_cosine"] = tuning.cosine_ndcg;
   dev["ndcg@10_cosine_plus_sparsity"] = tuning.tuned.best_score;
+  if (tuning.scale_curve.size() > 1) {
+    manifest.training["sparsity_scale"] = tuning.scale;
+    nlohmann::json curve = nlohmann::json::array();
+    for (const auto& p : tuning.scale_curve) curve.push_back({{"scale", p.scale}, {"ndcg@10", p.score}});
+    dev["sparsity_scale_curve"] = std::move(curve);
+  } else {
+    manifest.training.erase("sparsity_scale");  // alpha was tuned without a gate
+  }
   manifest.training["dev"] = std::move(dev);
   manifest.save(model_dir);
 }

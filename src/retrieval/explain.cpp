@@ -89,7 +89,10 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
     const Matrix& qs = encoded.sparse;
     std::vector<float> row(d);
     index.gather_sparse(&*slot, 1, row.data());
-    scoring::sparsity_scores(qs.view(), MatrixView(row.data(), 1, d), sparsity, &out.sparsity);
+    // The measure a search reports for this passage: an unset scale resolves from Es as there.
+    scoring::SparsityOptions measure = sparsity;
+    measure.scale = choose_sparsity_scale(sparsity.scale, sparse).value;
+    scoring::sparsity_scores(qs.view(), MatrixView(row.data(), 1, d), measure, &out.sparsity);
     std::vector<float> difference(d);
     double norm_sq = 0.0;
     for (std::size_t c = 0; c < d; ++c) {

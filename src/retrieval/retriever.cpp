@@ -276,7 +276,8 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
 }
 
 std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q, Candidates& c,
-                                   const SearchOptions& options, float alpha) const {
+                                   const SearchOptions& options, float alpha,
+                                   const scoring::SparsityOptions& sparsity_options) const {
   const std::size_t n = c.slots.size();
   std::vector<float> sparsity(n, 0.0f), token(n, 0.0f), final_score = c.stage1;
   if (options.scorer == Scorer::kSparsity && n > 0) {
@@ -284,10 +285,10 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
     const MatrixView query(queries.sparse.row(q), 1, index_->options().sparse_dim);
     index_->with_sparse_table(c.slots.data(), n, [&](const index::DocumentIndex::SparseTable& table) {
       if (table.f16 != nullptr) {
-        scoring::sparsity_scores_gather_f16(query, table.f16, table.rows, c.slots.data(), n, options.sparsity,
+        scoring::sparsity_scores_gather_f16(query, table.f16, table.rows, c.slots.data(), n, sparsity_options,
                                             sparsity.data());
       } else {
-        scoring::sparsity_scores_gather(query, table.f32, table.rows, c.slots.data(), n, options.sparsity,
+        scoring::sparsity_scores_gather(query, table.f32, table.rows, c.slots.data(), n, sparsity_options,
                                         sparsity.data());
       }
     });
@@ -327,6 +328,8 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
                                                         const SearchOptions& options) const {
   validate(queries, options);
   const float alpha = options.scorer == Scorer::kSparsity ? alpha_for(options).value : 0.0f;
+  scoring::SparsityOptions sparsity = options.sparsity;
+  if (options.scorer == Scorer::kSparsity) sparsity.scale = scale_for(options).value;
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   std::vector<std::vector<Hit>> results(n);
   if (n == 0 || index_->size() == 0) return results;
@@ -349,7 +352,7 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   for (std::size_t q = 0; q < n; ++q) {
     try {
       Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
-      results[q] = stage2(queries, q, c, options, alpha);
+      results[q] = stage2(queries, q, c, options, alpha, sparsity);
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
@@ -361,6 +364,10 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
 
 AlphaChoice Retriever::alpha_for(const SearchOptions& options) const {
   return choose_alpha(options.alpha, sparse_encoder_.get());
+}
+
+ScaleChoice Retriever::scale_for(const SearchOptions& options) const {
+  return choose_sparsity_scale(options.sparsity.scale, sparse_encoder_.get());
 }
 
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
@@ -378,7 +385,10 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
   for (float s : candidates.stage1) {
     if (!std::isfinite(s)) throw InvalidArgument("rerank: stage-1 scores must be finite");
   }
-  const float alpha = options.scorer == Scorer::kSparsity ? choose_alpha(options.alpha, sparse_encoder).value : 0.0f;
+  const bool sparse = options.scorer == Scorer::kSparsity;
+  const float alpha = sparse ? choose_alpha(options.alpha, sparse_encoder).value : 0.0f;
+  scoring::SparsityOptions sparsity_options = options.sparsity;
+  if (sparse) sparsity_options.scale = choose_sparsity_scale(options.sparsity.scale, sparse_encoder).value;
   const std::unordered_set<std::string> excluded(exclude.begin(), exclude.end());
   std::vector<std::size_t> kept;  // candidate positions that may be returned, in the store's order
   for (std::size_t i = 0; i < n; ++i) {
@@ -395,10 +405,10 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
     std::vector<std::int64_t> rows(kept.begin(), kept.end());
     const MatrixView query(sparse_query, 1, d);
     if (candidates.sparse_f16 != nullptr) {
-      scoring::sparsity_scores_gather_f16(query, candidates.sparse_f16, n, rows.data(), rows.size(), options.sparsity,
+      scoring::sparsity_scores_gather_f16(query, candidates.sparse_f16, n, rows.data(), rows.size(), sparsity_options,
                                           sparsity.data());
     } else {
-      scoring::sparsity_scores_gather(query, candidates.sparse, n, rows.data(), rows.size(), options.sparsity,
+      scoring::sparsity_scores_gather(query, candidates.sparse, n, rows.data(), rows.size(), sparsity_options,
                                       sparsity.data());
     }
     scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha, final_score.data());
@@ -412,17 +422,47 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
   });
 }
 
+namespace {
+
+void describe_source(std::ostringstream& out, AlphaChoice::Source source, const std::string& model,
+                     const std::string& tuned_by) {
+  switch (source) {
+    case AlphaChoice::Source::kGiven: out << " (given)"; break;
+    case AlphaChoice::Source::kRecorded: out << " (recorded by " << model << ")"; break;
+    case AlphaChoice::Source::kDefault:
+      out << " (default: " << (model.empty() ? std::string("no sparse model") : model + " records none") << ")";
+      break;
+    case AlphaChoice::Source::kTuned: out << " (tuned by " << tuned_by << ")"; break;
+  }
+}
+
+// training.<key> of Es's manifest when it records one; CorruptFile when it is not a finite number.
+std::optional<float> recorded_setting(const Encoder* sparse_encoder, const char* key) {
+  if (!sparse_encoder) return std::nullopt;
+  const auto& training = sparse_encoder->manifest().training;
+  if (!training.is_object() || !training.contains(key)) return std::nullopt;
+  const auto& recorded = training[key];
+  if (!recorded.is_number() || !std::isfinite(recorded.get<double>())) {
+    throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training." + key +
+                      " is not a finite number: " + recorded.dump());
+  }
+  return recorded.get<float>();
+}
+
+}  // namespace
+
 std::string AlphaChoice::describe() const {
   std::ostringstream out;
   out << "alpha " << value;
-  switch (source) {
-    case Source::kGiven: out << " (given)"; break;
-    case Source::kRecorded: out << " (recorded by " << model << ")"; break;
-    case Source::kDefault:
-      out << " (default: " << (model.empty() ? std::string("no sparse model") : model + " records none") << ")";
-      break;
-    case Source::kTuned: out << " (tuned by " << tuned_by << ")"; break;
-  }
+  describe_source(out, source, model, tuned_by);
+  return out.str();
+}
+
+std::string ScaleChoice::describe() const {
+  if (value == 0.0f) return "";
+  std::ostringstream out;
+  out << "scale " << value;
+  describe_source(out, source, model, tuned_by);
   return out.str();
 }
 
@@ -433,25 +473,37 @@ AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encod
     if (!std::isfinite(*given)) throw InvalidArgument("alpha must be finite, got " + std::to_string(*given));
     choice.value = *given;
     choice.source = AlphaChoice::Source::kGiven;
-    return choice;
+  } else if (const auto recorded = recorded_setting(sparse_encoder, "alpha")) {
+    choice.value = *recorded;
+    choice.source = AlphaChoice::Source::kRecorded;
   }
-  if (!sparse_encoder) return choice;
-  const auto& training = sparse_encoder->manifest().training;
-  if (!training.is_object() || !training.contains("alpha")) return choice;
-  const auto& recorded = training["alpha"];
-  if (!recorded.is_number() || !std::isfinite(recorded.get<double>())) {
-    throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training.alpha is not a finite number: " +
-                      recorded.dump());
-  }
-  choice.value = recorded.get<float>();
-  choice.source = AlphaChoice::Source::kRecorded;
   return choice;
 }
 
-std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha) {
+ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* sparse_encoder) {
+  ScaleChoice choice;
+  if (sparse_encoder) choice.model = sparse_encoder->manifest().name;
+  if (given) {
+    if (!std::isfinite(*given) || *given < 0.0f) {
+      throw InvalidArgument("the sparsity scale (tau) must be finite and >= 0, got " + std::to_string(*given));
+    }
+    choice.value = *given;
+    choice.source = AlphaChoice::Source::kGiven;
+  } else if (const auto recorded = recorded_setting(sparse_encoder, "sparsity_scale")) {
+    if (*recorded < 0.0f) {
+      throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training.sparsity_scale is negative");
+    }
+    choice.value = *recorded;
+    choice.source = AlphaChoice::Source::kRecorded;
+  }
+  return choice;
+}
+
+std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha, const ScaleChoice& scale) {
   std::string line = "scorer " + to_string(options.scorer);
   if (options.scorer == Scorer::kSparsity) {
     line += " (" + scoring::to_string(options.sparsity.function) + "), " + alpha.describe();
+    if (const std::string gate = scale.describe(); !gate.empty()) line += ", " + gate;
   }
   return line;
 }

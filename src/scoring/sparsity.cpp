@@ -53,6 +53,15 @@ void require_options(const SparsityOptions& options) {
   if (std::isnan(options.guard_value)) {
     throw InvalidArgument("SparsityOptions: guard_value is NaN");
   }
+  if (options.scale && (!std::isfinite(*options.scale) || *options.scale < 0.0f)) {
+    throw InvalidArgument("the sparsity scale (tau) must be finite and >= 0, got " + std::to_string(*options.scale));
+  }
+}
+
+// min(1, |x|_2 / tau), 1 without a gate.
+double magnitude_gate(const DifferenceNorms& n, const SparsityOptions& options) {
+  const float tau = options.scale.value_or(0.0f);
+  return tau > 0.0f ? std::min(1.0, std::sqrt(n.l2sq) / double(tau)) : 1.0;
 }
 
 float sparsity_from(const DifferenceNorms& n, std::size_t d, const SparsityOptions& options) {
@@ -61,10 +70,11 @@ float sparsity_from(const DifferenceNorms& n, std::size_t d, const SparsityOptio
   if (options.identical_guard && std::sqrt(n.l2sq) < double(options.guard_threshold)) {
     return options.guard_value;
   }
+  const double gate = magnitude_gate(n, options);
   switch (options.function) {
-    case Sparsity::kHoyer: return hoyer_from(n, d);
-    case Sparsity::kL2L1: return l2_l1_from(n, d);
-    case Sparsity::kKappa4: return kappa4_from(n);
+    case Sparsity::kHoyer: return float(gate * hoyer_from(n, d));
+    case Sparsity::kL2L1: return float(gate * l2_l1_from(n, d));
+    case Sparsity::kKappa4: return float(gate * kappa4_from(n));
   }
   throw InvalidArgument("sparsity: unknown Sparsity value " +
                         std::to_string(static_cast<int>(options.function)));

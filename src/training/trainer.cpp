@@ -161,7 +161,8 @@ void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& co
   const auto dense = Encoder::load(resolve_model(config.dense_model), encoder_config);
   const auto sparse = Encoder::load(config.output_dir, encoder_config);
   const eval::AlphaSearch search;
-  report.alpha_tuning = eval::tune_alpha_on_task(dev_task(dev), dense, sparse, config.sparsity, search);
+  report.alpha_tuning =
+      eval::tune_alpha_on_task(dev_task(dev), dense, sparse, config.sparsity, search, config.sparsity_scales);
   report.dense_model = dense->manifest().name;
   eval::record_tuned_alpha(config.output_dir, *report.alpha_tuning, search,
                            {{"triples", config.dev_triples}, {"dense_model", report.dense_model}});
@@ -172,6 +173,8 @@ void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& co
 void validate(const TrainConfig& c) {
   detail::require_valid(c, c, c.temperature, "TrainConfig");
   if (!std::isfinite(c.hard_negative_weight)) throw InvalidArgument("TrainConfig.hard_negative_weight must be finite");
+  if (c.sparsity_scales.empty()) throw InvalidArgument("TrainConfig.sparsity_scales: give at least one (0 = no gate)");
+  for (float scale : c.sparsity_scales) retrieval::choose_sparsity_scale(scale, nullptr);
   if (c.dev_triples.empty()) return;
   for (const auto& file : c.dev_triples) require_regular_file(file);
   resolve_model(c.dense_model);

@@ -117,6 +117,32 @@ def test_a_head_trained_with_dev_triples_records_its_alpha_and_search_uses_it_wi
         assert hit.score == pytest.approx(hit.cosine + value * hit.sparsity, abs=1e-5)
 
 
+def test_scales_tried_on_dev_are_recorded_and_a_search_applies_the_chosen_one(tmp_path):
+    out = tmp_path / "es"
+    report = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, epochs=5, batch_size=8,
+                               learning_rate=0.05, temperature=0.1, threads=1, head_only=True,
+                               dev_triples=[DEV_TRIPLES], dense_model=TINY_MODEL, sparsity_scales=[0.0, 0.5, 2.0])
+    tuning = report["alpha_tuning"]
+    assert [scale for scale, _ in tuning["sparsity_scale_curve"]] == [0.0, 0.5, 2.0]
+    assert tuning["sparsity_scale"] in (0.0, 0.5, 2.0)
+    recorded = json.loads((out / "manifest.json").read_text())["training"]
+    assert recorded["sparsity_scale"] == pytest.approx(tuning["sparsity_scale"])
+
+    dense, sparse = cp.Encoder.load(str(TINY_MODEL), threads=1), cp.Encoder.load(str(out), threads=1)
+    texts = ["the man is not playing guitar", "some man is playing guitar", "the cat is eating food"]
+    index = cp.Index.build(texts, ["neg", "para", "other"], encoder=dense, sparse_encoder=sparse)
+    query = ["the man is playing guitar"]
+    plain = {h.id: h.sparsity for h in index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=0)[0]}
+    # A scale longer than any difference of unit rows (at most 2) damps every pair by |d|_2 / 4.
+    gated = index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=4.0)[0]
+    es_query, es_rows = sparse.encode(query, query=True)[0], sparse.encode(texts)
+    for hit in gated:
+        length = np.linalg.norm(es_query - es_rows[texts.index(hit.text)])
+        assert hit.sparsity == pytest.approx(plain[hit.id] * length / 4.0, abs=1e-5)
+    with pytest.raises(ValueError, match="scale"):
+        index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=-1.0)
+
+
 def test_training_takes_model_names_and_path_likes_and_checks_settings_before_loading(tmp_path, monkeypatch):
     models = tmp_path / "models"
     models.mkdir()

@@ -50,6 +50,7 @@ struct BeirRunReport {
   std::size_t queries = 0;
   std::size_t k = 0;                      // hits per query of the scored run
   retrieval::AlphaChoice alpha;           // the alpha of the scored run (sparsity scorers)
+  retrieval::ScaleChoice scale;           // its sparsity scale (tau), 0 = none
   std::string scoring;                    // "scorer sparsity (hoyer), alpha 1.5 (tuned by ...)"
   std::optional<eval::AlphaResult> tuning;  // the alpha search, when tuned
   std::map<std::string, double> metrics;  // mean over the judged queries

@@ -27,6 +27,7 @@ struct IndexSearchReport {
   std::shared_ptr<const retrieval::Retriever> retriever;  // for texts and explanations
   std::vector<std::vector<retrieval::Hit>> hits;          // per query, best first
   retrieval::AlphaChoice alpha;
+  retrieval::ScaleChoice scale;
   std::string scoring;  // retrieval::describe_scoring
 };
 

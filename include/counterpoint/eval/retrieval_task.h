@@ -34,22 +34,32 @@ struct RetrievalTask {
 data::RankedRun ranked_run(const std::vector<std::string>& query_ids,
                            const std::vector<std::vector<retrieval::Hit>>& hits);
 
+struct ScalePoint {
+  float scale;
+  double score;  // the best nDCG@10 of the alpha search at this scale
+};
+
 struct TaskAlphaTuning {
   std::size_t queries = 0, documents = 0;
   std::size_t candidates = 0;  // stage-1 candidates per query: min(100, documents)
   double cosine_ndcg = 0.0;    // nDCG@10 of cosine alone (alpha 0)
-  AlphaResult tuned;           // nDCG@10 of cosine + alpha * sparsity over the search
+  AlphaResult tuned;           // nDCG@10 of cosine + alpha * sparsity over the search, at `scale`
+  float scale = 0.0f;          // the chosen magnitude gate (0 = none)
+  std::vector<ScalePoint> scale_curve;  // every scale tried, in order (one point when only 0)
 };
 
-// Indexes the task's documents with E (`dense`) and Es (`sparse`), encodes the queries once,
-// and tunes alpha for nDCG@10 of cos + alpha * `sparsity` over min(100, documents) candidates.
-// InvalidArgument for an empty task.
+// Indexes the task's documents with E (`dense`) and Es (`sparse`), encodes the queries once, and
+// tunes alpha for nDCG@10 of cos + alpha * `sparsity` over min(100, documents) candidates, at
+// each magnitude gate of `scales` (the first strict maximum wins). InvalidArgument for an empty
+// task, no scales, or a scale that is not finite and >= 0.
 TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_ptr<Encoder>& dense,
                                    const std::shared_ptr<Encoder>& sparse, scoring::Sparsity sparsity,
-                                   const AlphaSearch& search = {});
+                                   const AlphaSearch& search = {}, const std::vector<float>& scales = {0.0f});
 
 // Writes the tuned alpha into the model directory's manifest (training.alpha, the search, the
-// reference edge, and `dev` with the dev scores added), the alpha that search and run default to.
+// reference edge, and `dev` with the dev scores added), the alpha that search and run default to;
+// with more than one scale tried, the chosen one as training.sparsity_scale (0 = none) and the
+// scale curve under `dev`.
 void record_tuned_alpha(const std::string& model_dir, const TaskAlphaTuning& tuning, const AlphaSearch& search,
                         nlohmann::json dev);
 

@@ -100,9 +100,23 @@ struct AlphaChoice {
 // a finite number.
 AlphaChoice choose_alpha(std::optional<float> given, const Encoder* sparse_encoder);
 
+// The magnitude gate tau of the sparsity term (scoring::SparsityOptions::scale) a search uses, by
+// the same rule: the caller's value when given, else training.sparsity_scale in Es's manifest
+// (tuned on dev beside alpha), else 0 (no gate). kDefault when no gate applies.
+struct ScaleChoice {
+  float value = 0.0f;
+  AlphaChoice::Source source = AlphaChoice::Source::kDefault;
+  std::string model;
+  std::string tuned_by;
+  // "" without a gate, else "scale 0.15 (recorded by sparse-default)".
+  std::string describe() const;
+};
+// InvalidArgument for a given scale that is not finite and >= 0; CorruptFile for a recorded one.
+ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* sparse_encoder);
+
 // What a reader needs to reproduce a result: "scorer cosine", or for sparsity scorers
-// "scorer sparsity (hoyer), alpha 1.5 (recorded by sparse-default)".
-std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha);
+// "scorer sparsity (hoyer), alpha 1.5 (recorded by sparse-default)", and the scale when one applies.
+std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha, const ScaleChoice& scale = {});
 
 class Retriever {
  public:
@@ -126,6 +140,8 @@ class Retriever {
   // The alpha a search with `options` uses and where it came from (choose_alpha over this
   // retriever's Es): the faces print or return it beside the hits.
   AlphaChoice alpha_for(const SearchOptions& options) const;
+  // The sparsity scale (tau) likewise (choose_sparsity_scale).
+  ScaleChoice scale_for(const SearchOptions& options) const;
 
   const index::DocumentIndex& index() const { return *index_; }
   const Encoder* encoder() const { return encoder_.get(); }
@@ -136,7 +152,7 @@ class Retriever {
   Candidates stage1(const EncodedQueries& queries, std::size_t q, const SearchOptions& options,
                     const index::SearchResult* dense) const;
   std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, Candidates& candidates,
-                          const SearchOptions& options, float alpha) const;
+                          const SearchOptions& options, float alpha, const scoring::SparsityOptions& sparsity) const;
   void validate(const EncodedQueries& queries, const SearchOptions& options) const;
 
   std::shared_ptr<const index::DocumentIndex> index_;
@@ -171,8 +187,8 @@ struct CandidateRows {
 // Stage 2 alone, over candidates found elsewhere: the same scores, order and ties as
 // Retriever::search (cosine or cos + alpha * sparsity; ties keep the candidates' order), the
 // ids in `exclude` dropped, the best options.k returned. `sparse_query` is Es(q) (sparse_dim
-// floats) for a sparsity scorer; alpha is resolved by choose_alpha(options.alpha,
-// sparse_encoder). InvalidArgument for a scorer other than cosine or sparsity, mismatched
+// floats) for a sparsity scorer; alpha and the scale are resolved by choose_alpha(options.alpha,
+// sparse_encoder) and choose_sparsity_scale(options.sparsity.scale, sparse_encoder). InvalidArgument for a scorer other than cosine or sparsity, mismatched
 // lengths, missing or non-finite rows.
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
                         const Encoder* sparse_encoder = nullptr, const std::vector<std::string>& exclude = {});

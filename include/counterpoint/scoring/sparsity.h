@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "counterpoint/core/matrix.h"
@@ -28,6 +29,13 @@ struct SparsityOptions {
   bool identical_guard = true;
   float guard_threshold = 1e-3f;  // |x|_2 below this -> guard_value
   float guard_value = -1e9f;
+  // The magnitude gate tau: the measure is multiplied by min(1, |x|_2 / tau). Every measure is
+  // scale free, so two near-identical texts (a paraphrase whose Es differs from the query's in
+  // noise only) can score as sparse as a real contradiction; the gate lets a difference count
+  // fully only once it is at least tau long. Unset or 0: no gate (the plain measure). A search
+  // resolves an unset scale from Es's manifest (retrieval::choose_sparsity_scale), where training
+  // records the tau tuned on dev beside alpha. When set it must be finite and >= 0.
+  std::optional<float> scale;
 };
 
 // Scalar measures of one difference vector x of width d. Norms are clamped as in the

@@ -58,6 +58,12 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   std::vector<std::string> dev_triples;
   // E of that tuning: a model directory or an installed model's name (resolve_model).
   std::string dense_model = kDefaultDenseModel;
+  // The magnitude gates tau tried in that tuning (alpha tuned at each, the first strict maximum
+  // recorded as training.sparsity_scale; list 0 first so a gate must beat none). The default {0}
+  // tunes alpha alone: on SICK and ArguAna dev a gate gained at most +0.006 nDCG@10
+  // (benchmarks/results/sparsity_scale_all-minilm-l6-v2.md), so it stays an option. Es rows are
+  // L2-normalised: |Es(q) - Es(p)|_2 lies in [0, 2].
+  std::vector<float> sparsity_scales = {0.0f};
   // Head-only training: a FeatureCache folder whose pooled features of the network are reused
   // (and the missing ones kept), so that head variants on one corpus cost no forward pass. "" =
   // every distinct text is encoded once for this run.

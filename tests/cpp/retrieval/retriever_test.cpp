@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <atomic>
 #include <cmath>
 #include <map>
@@ -315,6 +317,52 @@ TEST(Rerank, TiesKeepTheStoresOrderAndAlphaIsResolvedLikeSearch) {
   rows.stage1.pop_back();
   options.scorer = Scorer::kCosine;
   EXPECT_THROW(rerank(rows, nullptr, options), InvalidArgument);  // lengths differ
+}
+
+TEST(SparsityScale, AShortDifferenceCountsInProportionToItsLengthALongOneFully) {
+  // x = (0.06, 0, 0, 0): Hoyer 1 (one coordinate), |x|_2 = 0.06.
+  const float query[4] = {0.06f, 0.0f, 0.0f, 0.0f}, origin[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  scoring::SparsityOptions gate;
+  float plain = 0.0f, gated = 0.0f;
+  scoring::sparsity_scores(MatrixView(query, 1, 4), MatrixView(origin, 1, 4), gate, &plain);
+  gate.scale = 0.2f;
+  scoring::sparsity_scores(MatrixView(query, 1, 4), MatrixView(origin, 1, 4), gate, &gated);
+  EXPECT_FLOAT_EQ(plain, 1.0f);
+  EXPECT_NEAR(gated, 0.3f, 1e-6);  // min(1, 0.06 / 0.2)
+  gate.scale = 0.05f;              // shorter than the difference: no damping
+  scoring::sparsity_scores(MatrixView(query, 1, 4), MatrixView(origin, 1, 4), gate, &gated);
+  EXPECT_FLOAT_EQ(gated, 1.0f);
+  gate.scale = -1.0f;
+  EXPECT_THROW(scoring::sparsity_scores(MatrixView(query, 1, 4), MatrixView(origin, 1, 4), gate, &gated),
+               InvalidArgument);
+}
+
+TEST(SparsityScale, RerankAppliesAGivenScaleAndDescribesIt) {
+  // Two candidates at equal cosine: "near" differs from the query by a short one-coordinate step
+  // (Hoyer 1), "far" by a long two-coordinate one (Hoyer ~0.59). Without a gate the short step
+  // wins; gated at tau 0.5 the short step's sparsity shrinks to 0.2 and the long one wins.
+  CandidateRows rows;
+  rows.ids = {"near", "far"};
+  rows.stage1 = {0.5f, 0.5f};
+  const float es[8] = {0.1f, 0.0f, 0.0f, 0.0f, 0.6f, 0.6f, 0.0f, 0.0f};
+  const float query[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  rows.sparse = es;
+  rows.sparse_dim = 4;
+  SearchOptions options;
+  options.k = 2;
+  options.scorer = Scorer::kSparsity;
+  options.alpha = 1.0f;
+  EXPECT_EQ(ids(rerank(rows, query, options)), (std::vector<std::string>{"near", "far"}));
+  options.sparsity.scale = 0.5f;
+  const auto gated = rerank(rows, query, options);
+  EXPECT_EQ(ids(gated), (std::vector<std::string>{"far", "near"}));
+  EXPECT_NEAR(gated[1].sparsity, 0.2f, 1e-6);
+  EXPECT_EQ(choose_sparsity_scale(options.sparsity.scale, nullptr).source, AlphaChoice::Source::kGiven);
+  EXPECT_EQ(describe_scoring(options, choose_alpha(options.alpha, nullptr),
+                             choose_sparsity_scale(options.sparsity.scale, nullptr)),
+            "scorer sparsity (hoyer), alpha 1 (given), scale 0.5 (given)");
+  EXPECT_EQ(choose_sparsity_scale(std::nullopt, nullptr).describe(), "");  // no gate, nothing to say
+  EXPECT_THROW(choose_sparsity_scale(std::numeric_limits<float>::quiet_NaN(), nullptr), InvalidArgument);
 }
 
 TEST(Retriever, AnUnsetAlphaIsTheOneEsRecordsElseTheDefaultAndIsReported) {
