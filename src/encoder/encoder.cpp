@@ -121,61 +121,6 @@ void scatter_rows(const torch::Tensor& batch_rows, const std::vector<std::size_t
 
 }  // namespace
 
-std::string models_directory(const std::string& fallback_models_dir) {
-  const char* env = std::getenv("COUNTERPOINT_MODELS");
-  if (env && *env) return env;
-  if (path_exists("models/installed")) return "models/installed";
-  if (!fallback_models_dir.empty() && path_exists(fallback_models_dir)) return fallback_models_dir;
-  if (path_exists(COUNTERPOINT_INSTALLED_MODELS_DIR)) return COUNTERPOINT_INSTALLED_MODELS_DIR;
-  return "models/installed";
-}
-
-std::vector<std::string> installed_models(const std::string& dir) {
-  std::error_code error;
-  std::filesystem::directory_iterator entries(dir, error);
-  if (error) throw FileNotFound("models directory not found: " + dir);
-  std::vector<std::string> names;
-  for (const auto& entry : entries) {
-    const std::string name = entry.path().filename().string();
-    if (path_exists(join_path(join_path(dir, name), "manifest.json"))) names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-namespace {
-
-// Installed models are named in lower case after their upstream model; the hub's spellings
-// ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2") name them too.
-std::string installed_name(std::string name) {
-  const std::string organisation = "sentence-transformers/";
-  if (name.compare(0, organisation.size(), organisation) == 0) name = name.substr(organisation.size());
-  return ascii_lower(name);
-}
-
-}  // namespace
-
-std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir) {
-  if (path_exists(join_path(name_or_dir, "manifest.json"))) return name_or_dir;
-  const std::string models = models_directory(fallback_models_dir);
-  for (const std::string& name : {name_or_dir, installed_name(name_or_dir)}) {
-    const std::string installed = join_path(models, name);
-    if (!name.empty() && name.find('/') == std::string::npos && path_exists(join_path(installed, "manifest.json"))) {
-      return installed;
-    }
-  }
-  std::vector<std::string> installed;
-  try {
-    installed = installed_models(models);
-  } catch (const FileNotFound&) {
-  }
-  std::string listed;
-  for (const std::string& name : installed) listed += (listed.empty() ? "" : ", ") + name;
-  throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor under " + models +
-                     (installed.empty() ? " (set COUNTERPOINT_MODELS or run ./setup.sh build)"
-                                        : " (installed: " + listed + ")" + did_you_mean(installed_name(name_or_dir), installed)));
-}
-
 void require_embedding_source(const std::string& identity, std::size_t width, const std::string& what) {
   const std::string name = identity.substr(0, identity.find('@'));
   if (name == "external") return;

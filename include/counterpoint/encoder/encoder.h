@@ -14,6 +14,7 @@
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/core/progress.h"
 #include "counterpoint/encoder/manifest.h"
+#include "counterpoint/encoder/model_discovery.h"  // resolve_model: names to model directories
 #include "counterpoint/text/tokenizer.h"
 
 namespace counterpoint {
@@ -49,14 +50,6 @@ struct EncodeReport {
   std::size_t tokens = 0;     // tokens fed to the network, padding excluded
 };
 
-// A model given by its directory, or by name: $COUNTERPOINT_MODELS/<name> when that variable is
-// set, else ./models/installed/<name>, else <fallback_models_dir>/<name> when given. FileNotFound
-// naming where it looked otherwise. The CLI and the Python module resolve names through this.
-std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir = "");
-// $COUNTERPOINT_MODELS when set, else ./models/installed when it exists, else fallback_models_dir
-// (when given and existing), else the folder set-up installed the models into (recorded at build
-// time) when it exists, else "models/installed".
-std::string models_directory(const std::string& fallback_models_dir = "");
 // Checks the identity given for rows computed outside the library (an index built from
 // embeddings): "external" (or "external@<tag>") for rows of a model the library does not know,
 // else a model name or Encoder::identity() ("name@version") whose model resolves (resolve_model)
@@ -66,9 +59,6 @@ void require_embedding_source(const std::string& identity, std::size_t width, co
 class Encoder;
 // The same for rows made by `encoder` itself (a model in hand needs no resolving): its width.
 void require_embedding_source(const Encoder& encoder, std::size_t width, const std::string& what);
-// The names of the model directories (those holding a manifest.json) in `dir`, sorted;
-// FileNotFound when `dir` is not a readable directory.
-std::vector<std::string> installed_models(const std::string& dir);
 
 class Encoder {
  public:

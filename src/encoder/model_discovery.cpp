@@ -1,0 +1,139 @@
+#include "counterpoint/encoder/model_discovery.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/core/spelling.h"
+
+namespace counterpoint {
+
+namespace {
+
+// An environment variable's value when it is set to an absolute path (the XDG rule: a relative
+// value is ignored), else "".
+std::string absolute_env(const char* name) {
+  const char* value = std::getenv(name);
+  return value && value[0] == '/' ? std::string(value) : std::string();
+}
+
+// Installed models are named in lower case after their upstream model; the hub's spellings
+// ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2") name them too.
+std::string installed_name(std::string name) {
+  const std::string organisation = "sentence-transformers/";
+  if (name.compare(0, organisation.size(), organisation) == 0) name = name.substr(organisation.size());
+  return ascii_lower(name);
+}
+
+bool is_model_dir(const std::string& dir) { return path_exists(join_path(dir, "manifest.json")); }
+
+}  // namespace
+
+std::string user_models_directory() {
+  std::string cache = absolute_env("XDG_CACHE_HOME");
+  if (cache.empty()) {
+    const std::string home = absolute_env("HOME");
+    if (home.empty()) {
+      throw InvalidArgument("no per-user model cache: neither XDG_CACHE_HOME nor HOME is set to an absolute path");
+    }
+    cache = join_path(home, ".cache");
+  }
+  return join_path(join_path(cache, "counterpoint"), "models");
+}
+
+std::vector<ModelFolder> model_search_path(const std::string& fallback_models_dir) {
+  std::vector<ModelFolder> folders;
+  const auto add = [&](const std::string& path, const char* role) {
+    if (path.empty()) return;
+    for (const ModelFolder& f : folders) {
+      std::error_code error;
+      if (f.path == path || std::filesystem::equivalent(f.path, path, error)) return;
+    }
+    folders.push_back({path, role});
+  };
+  const char* env = std::getenv("COUNTERPOINT_MODELS");
+  if (env) add(env, "$COUNTERPOINT_MODELS");
+  add(fallback_models_dir, "given");
+  add(COUNTERPOINT_INSTALLED_MODELS_DIR, "set-up's models");
+  try {
+    add(user_models_directory(), "per-user cache");
+  } catch (const InvalidArgument&) {
+    // No home to cache in: the other folders still serve.
+  }
+  return folders;
+}
+
+std::string models_directory(const std::string& fallback_models_dir) {
+  const auto folders = model_search_path(fallback_models_dir);
+  for (const ModelFolder& f : folders) {
+    if (path_exists(f.path)) return f.path;
+  }
+  return user_models_directory();
+}
+
+std::vector<std::string> installed_models(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::directory_iterator entries(dir, error);
+  if (error) throw FileNotFound("models directory not found: " + dir);
+  std::vector<std::string> names;
+  for (const auto& entry : entries) {
+    const std::string name = entry.path().filename().string();
+    if (is_model_dir(join_path(dir, name))) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> installed_models() {
+  std::vector<std::string> names;
+  for (const ModelFolder& f : model_search_path()) {
+    try {
+      const auto found = installed_models(f.path);
+      names.insert(names.end(), found.begin(), found.end());
+    } catch (const FileNotFound&) {
+      // A folder of the search path that does not exist holds no models.
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+std::string resolve_model(const std::string& name_or_dir, const std::string& fallback_models_dir) {
+  if (is_model_dir(name_or_dir)) return name_or_dir;
+  const auto folders = model_search_path(fallback_models_dir);
+  const std::string name = installed_name(name_or_dir);
+  // A name is one folder's entry; a path (with a '/' other than the hub's organisation) is not.
+  if (!name_or_dir.empty() && name.find('/') == std::string::npos) {
+    for (const ModelFolder& f : folders) {
+      for (const std::string& candidate : {name_or_dir, name}) {
+        if (candidate.find('/') == std::string::npos && is_model_dir(join_path(f.path, candidate))) {
+          return join_path(f.path, candidate);
+        }
+      }
+    }
+  }
+  std::string looked;
+  std::vector<std::string> installed;
+  for (const ModelFolder& f : folders) {
+    looked += (looked.empty() ? "" : ", ") + f.path + " (" + f.role;
+    try {
+      const auto found = installed_models(f.path);
+      installed.insert(installed.end(), found.begin(), found.end());
+      std::string listed;
+      for (const std::string& n : found) listed += (listed.empty() ? "" : " ") + n;
+      looked += found.empty() ? ": empty)" : ": " + listed + ")";
+    } catch (const FileNotFound&) {
+      looked += ": missing)";
+    }
+  }
+  std::sort(installed.begin(), installed.end());
+  installed.erase(std::unique(installed.begin(), installed.end()), installed.end());
+  throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor in the models folders " + looked +
+                     did_you_mean(name, installed) +
+                     "; `counterpoint models install NAME` fetches a pinned model into the per-user cache");
+}
+
+}  // namespace counterpoint
