@@ -138,7 +138,9 @@ def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dty
         sparse_dtype: how Milvus stores Es: "float32" (FLOAT_VECTOR) or "float16"
             (FLOAT16_VECTOR, half the bytes); None = as the index stores it.
         index_type, index_params: Milvus's index on E (COSINE): "FLAT" or "IVF_FLAT" in Milvus Lite,
-            "HNSW" / "IVF_FLAT" / ... on a server, e.g. index_params={"nlist": 1024}.
+            "HNSW" / "IVF_FLAT" / ... on a server, e.g. index_params={"nlist": 1024}. Milvus Lite 2.5
+            accepts IVF_FLAT but never builds it: it searches small collections exhaustively and
+            large ones through its own interim index, ignoring nlist and nprobe (docs/RESULTS.md).
         consistency_level: "Strong" (searches see every finished insert) or Milvus's "Bounded" /
             "Session" / "Eventually" for throughput at cluster scale.
         shards: the collection's shard count on a server (None = Milvus's default).
