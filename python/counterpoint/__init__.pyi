@@ -5,6 +5,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 import numpy.typing as npt
 
+from . import models as models
+
 __version__: str
 
 ArrayLike = npt.ArrayLike
@@ -43,7 +45,7 @@ def map_alignment(M: ArrayLike, lam: float = ..., tau: float = ...) -> float: ..
 
 class Encoder:
     @staticmethod
-    def load(model_dir: str, threads: int = ..., int8: bool = ...) -> Encoder: ...
+    def load(model_dir: PathType, threads: int = ..., int8: bool = ...) -> Encoder: ...
     def encode(self, texts: Union[str, Sequence[str]], batch_size: int = ..., progress: Progress = ...,
                query: bool = ..., prefix: Optional[str] = ..., show_progress_bar: Optional[Progress] = ...,
                normalize_embeddings: bool = ..., convert_to_numpy: bool = ...) -> Any: ...

@@ -10,6 +10,9 @@ def main() -> None:
     if not os.access(binary, os.X_OK):
         sys.exit(f"counterpoint: no CLI at {binary}; this copy of the package was not installed by pip "
                  "(in a checkout, run build/bin/counterpoint)")
+    # `counterpoint models install` runs the converters in this interpreter, which has the package's
+    # dependencies (numpy; torch from the system).
+    os.environ.setdefault("COUNTERPOINT_PYTHON", sys.executable)
     os.execv(binary, [binary] + sys.argv[1:])
 
 

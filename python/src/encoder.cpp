@@ -1,5 +1,8 @@
 // counterpoint.Encoder: a model directory turned into embeddings, with the GIL released while
 // the network runs.
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,20 +40,22 @@ SHA-256 for every file), the tokenizer file(s) and the TorchScript network. Load
 Encoder.load(model_dir).)")
       .def_static(
           "load",
-          [](const std::string& model_dir, int threads, bool int8) {
+          [](const std::filesystem::path& model_dir, int threads, bool int8) {
             if (threads < 0) throw py::value_error("threads must be >= 0, got " + std::to_string(threads));
             EncoderConfig config;
             config.threads = threads;
             config.int8 = int8;
             py::gil_scoped_release release;
-            return Encoder::load(resolve_model(model_dir), config);
+            return Encoder::load(resolve_model(model_dir.string()), config);
           },
           py::arg("model_dir"), py::arg("threads") = 0, py::arg("int8") = false,
           R"(Loads the model in `model_dir` after verifying every file's checksum.
 
 Arguments:
-    model_dir: the model directory (manifest.json, tokenizer, model.pt), or the name of an
-        installed model, looked up in $COUNTERPOINT_MODELS (else ./models/installed).
+    model_dir: the model directory (manifest.json, tokenizer, model.pt; a str or os.PathLike),
+        or the name of an installed model (any case; hub ids such as
+        "sentence-transformers/all-MiniLM-L6-v2" too), looked up in $COUNTERPOINT_MODELS, then
+        the folder set-up installed into, then the per-user cache (counterpoint.models).
     threads: intra-op threads for the network; 0 = all hardware threads.
     int8: load the dynamically quantised model-int8.pt when the directory provides it.
 
@@ -188,6 +193,15 @@ Raises ValueError for invalid UTF-8 or max_length < 0.)")
         return "Encoder(name='" + encoder.manifest().name + "', dim=" + std::to_string(encoder.dim()) +
                ", directory='" + encoder.directory() + "')";
       });
+
+  // Model discovery for counterpoint.models (search_path, user_cache, installed).
+  m.def("_model_search_path", [] {
+    std::vector<std::pair<std::string, std::string>> folders;
+    for (const ModelFolder& f : model_search_path()) folders.emplace_back(f.path, f.role);
+    return folders;
+  });
+  m.def("_user_models_directory", &user_models_directory);
+  m.def("_installed_models", [] { return installed_models(); });
 }
 
 }  // namespace counterpoint::python

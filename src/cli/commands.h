@@ -58,9 +58,14 @@ std::vector<std::string> query_ids(const std::vector<data::Query>& queries);
 // --feature-cache DIR and --no-feature-cache (which empties `folder`).
 void add_feature_cache_options(CLI::App* cmd, std::string& folder);
 
-// Where installed models live: $COUNTERPOINT_MODELS, else ./models/installed, else the folder
-// set-up installed them into.
+// The first existing models folder names are looked up in (counterpoint::models_directory).
 std::string default_models_dir();
+// The model installer (models/install_model.py: pins and converters beside it): the installed
+// copy (<prefix>/share/counterpoint/models), else the source tree's.
+std::string model_installer();
+// The Python that runs it: $COUNTERPOINT_PYTHON (the pip package's console script sets it to its
+// own interpreter), else the one the build was configured with.
+std::string model_installer_python();
 // The bundled example corpus: ./examples/corpus, else the installed copy
 // (<prefix>/share/counterpoint/examples/corpus), else the source tree's.
 std::string default_example_corpus();

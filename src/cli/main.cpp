@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -37,6 +38,16 @@ std::string default_models_dir() { return models_directory(); }
 std::string default_example_corpus() {
   return first_existing({"examples/corpus", executable_dir() + "/../share/counterpoint/examples/corpus",
                          std::string(COUNTERPOINT_SOURCE_DIR) + "/examples/corpus"});
+}
+
+std::string model_installer() {
+  return first_existing({executable_dir() + "/../share/counterpoint/models/install_model.py",
+                         std::string(COUNTERPOINT_SOURCE_DIR) + "/models/install_model.py"});
+}
+
+std::string model_installer_python() {
+  const char* python = std::getenv("COUNTERPOINT_PYTHON");
+  return python && *python ? python : COUNTERPOINT_PYTHON;
 }
 
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads) {

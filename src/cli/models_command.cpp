@@ -1,10 +1,18 @@
-// `counterpoint models list|verify`: what is installed and whether it is intact.
+// `counterpoint models list|verify|install`: what is installed, whether it is intact, and
+// installing a pinned model into the per-user cache.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 
 #include "commands.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/core/spelling.h"
 
 namespace counterpoint::cli {
 
@@ -41,16 +49,66 @@ void print_model(const std::string& dir) {
   }
 }
 
+// Every models folder names are looked up in, in order, with what each holds; a name found in an
+// earlier folder shadows the same name later ("shadowed").
+void list_search_path() {
+  std::vector<std::string> seen;
+  for (const ModelFolder& folder : model_search_path()) {
+    std::cout << folder.path << " (" << folder.role;
+    std::vector<std::string> names;
+    try {
+      names = installed_models(folder.path);
+    } catch (const FileNotFound&) {
+      std::cout << ": missing)\n";
+      continue;
+    }
+    std::cout << (names.empty() ? ": empty)\n" : ")\n");
+    for (const std::string& name : names) {
+      const bool shadowed = std::find(seen.begin(), seen.end(), ascii_lower(name)) != seen.end();
+      if (shadowed) {
+        std::cout << "  " << name << " (shadowed by the folder above)\n";
+        continue;
+      }
+      seen.push_back(ascii_lower(name));
+      std::cout << "  ";
+      print_model(join_path(folder.path, name));
+    }
+  }
+}
+
+// Runs `argv` with this process's stdin/stdout/stderr; its exit status (1 when it cannot start or
+// dies of a signal).
+int run_child(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::cout << std::flush;
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error("cannot start " + argv[0]);
+  if (pid == 0) {
+    ::execvp(args[0], args.data());
+    std::cerr << "counterpoint: cannot run " << argv[0] << " (set COUNTERPOINT_PYTHON to a Python 3 with torch)\n";
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw Error("lost the installer process");
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 }  // namespace
 
 void add_models_commands(CLI::App& app) {
-  auto* models = app.add_subcommand("models", "List or verify installed models");
+  auto* models = app.add_subcommand("models", "List, verify or install models");
   models->require_subcommand(1);
 
-  auto* list = models->add_subcommand("list", "Show installed models with their manifests' key facts");
-  auto dir = std::make_shared<std::string>(default_models_dir());
-  list->add_option("--models", *dir, "Directory holding model directories");
+  auto* list = models->add_subcommand(
+      "list", "Show the models of every models folder, in the order names are looked up, with their manifests' key facts");
+  auto dir = std::make_shared<std::string>();
+  list->add_option("--models", *dir, "Only this directory of model directories");
   list->callback([dir] {
+    if (dir->empty()) return list_search_path();
     const auto names = installed_models(*dir);
     if (names.empty()) std::cout << "no models in " << *dir << "\n";
     for (const auto& name : names) print_model(join_path(*dir, name));
@@ -63,6 +121,36 @@ void add_models_commands(CLI::App& app) {
     const std::string dir = resolve_model(*path);
     const ModelManifest m = ModelManifest::load(dir);
     std::cout << dir << ": ok (" << m.name << ", " << m.files.size() << " files verified)\n";
+  });
+
+  auto* install = models->add_subcommand(
+      "install", "Fetch a pinned model (use-lite-en, all-minilm-l6-v2) into the per-user cache, hash-checked and "
+                 "converted as set-up does");
+  struct InstallArgs {
+    std::string name, dest;
+    bool force = false;
+  };
+  auto args = std::make_shared<InstallArgs>();
+  install->add_option("name", args->name, "Model name (case-insensitive; hub ids accepted)")->required();
+  install->add_option("--dest", args->dest, "Models folder to install into (default: the per-user cache)");
+  install->add_flag("--force", args->force, "Reinstall a model that is already there");
+  install->callback([args] {
+    const std::string dest = args->dest.empty() ? user_models_directory() : args->dest;
+    std::vector<std::string> argv = {model_installer_python(), model_installer(), args->name, "--dest", dest};
+    // A damaged copy (a failed checksum) is replaced, as set-up replaces one.
+    const std::string present = join_path(dest, ascii_lower(args->name));
+    bool damaged = false;
+    if (path_exists(join_path(present, "manifest.json"))) {
+      try {
+        ModelManifest::load(present);
+      } catch (const Error& e) {
+        std::cerr << "counterpoint: " << present << " is damaged (" << e.what() << "): reinstalling it\n";
+        damaged = true;
+      }
+    }
+    if (args->force || damaged) argv.push_back("--force");
+    const int status = run_child(argv);
+    if (status != 0) throw CLI::RuntimeError(status);
   });
 }
 

