@@ -1,6 +1,8 @@
 #include "fine_tuning.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/json_document.h"
@@ -159,6 +161,53 @@ void copy_tensors(const std::vector<torch::Tensor>& saved, const std::vector<tor
     }
     params[i].copy_(saved[i]);
   }
+}
+
+namespace {
+
+// Row order by token count (stable, so equal lengths keep the batch's order), and each row's count.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> rows_by_length(const TokenBatch& batch) {
+  const torch::Tensor counts = batch.attention_mask.sum(1).to(torch::kInt64).contiguous();
+  std::vector<int64_t> lengths(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
+  std::vector<int64_t> order(lengths.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
+  return {std::move(order), std::move(lengths)};
+}
+
+}  // namespace
+
+torch::Tensor pooled_in_length_chunks(TorchTextModel& model, const TokenBatch& batch, std::size_t chunk) {
+  if (chunk == 0) throw InvalidArgument("pooled_in_length_chunks: chunk must be at least 1");
+  const auto [order, lengths] = rows_by_length(batch);
+  const auto n = int64_t(order.size());
+  if (n == 0) return model.pooled(batch, true);
+  std::vector<torch::Tensor> parts;
+  for (int64_t start = 0; start < n; start += int64_t(chunk)) {
+    const int64_t size = std::min<int64_t>(int64_t(chunk), n - start);
+    const torch::Tensor rows = torch::tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + size));
+    // Sorted ascending, so the chunk's last row is its longest (at least one position, as tokenize pads).
+    const int64_t longest = std::max<int64_t>(1, lengths[std::size_t(order[std::size_t(start + size - 1)])]);
+    TokenBatch part;
+    part.input_ids = batch.input_ids.index_select(0, rows).narrow(1, 0, longest).contiguous();
+    part.attention_mask = batch.attention_mask.index_select(0, rows).narrow(1, 0, longest).contiguous();
+    parts.push_back(model.pooled(part, true));
+  }
+  // Back to the batch's order: row order[i] of the batch is row i of the sorted result.
+  std::vector<int64_t> inverse(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) inverse[std::size_t(order[i])] = int64_t(i);
+  return torch::cat(parts).index_select(0, torch::tensor(inverse));
+}
+
+std::size_t padded_tokens_in_length_chunks(const TokenBatch& batch, std::size_t chunk) {
+  if (chunk == 0) throw InvalidArgument("padded_tokens_in_length_chunks: chunk must be at least 1");
+  const auto [order, lengths] = rows_by_length(batch);
+  std::size_t total = 0;
+  for (std::size_t start = 0; start < order.size(); start += chunk) {
+    const std::size_t size = std::min(chunk, order.size() - start);
+    total += size * std::size_t(std::max<int64_t>(1, lengths[std::size_t(order[start + size - 1])]));
+  }
+  return total;
 }
 
 void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path) {

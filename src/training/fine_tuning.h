@@ -15,6 +15,8 @@
 
 namespace counterpoint {
 class Encoder;
+class TorchTextModel;
+struct TokenBatch;
 }
 
 namespace counterpoint::training::detail {
@@ -56,6 +58,15 @@ bool read_checkpoint(const std::string& output_dir, const nlohmann::json& finger
 // count or a shape differs.
 void copy_tensors(const std::vector<torch::Tensor>& saved, const std::vector<torch::Tensor>& params,
                   const std::string& origin);
+
+// The pooled rows model.pooled(batch) gives (head and normalisation included, differentiable), in
+// the batch's order, computed over length-sorted chunks of at most `chunk` texts, each padded only
+// to its own longest text. Padding is masked, so the rows are the same up to float rounding; what
+// changes is the work: every layer costs per padded token (attention per padded token squared),
+// and a batch of arguments of 30 to 256 tokens padded to its longest is mostly padding.
+torch::Tensor pooled_in_length_chunks(TorchTextModel& model, const TokenBatch& batch, std::size_t chunk);
+// The padded tokens the network processes for `batch` in such chunks (rows x padded length, summed).
+std::size_t padded_tokens_in_length_chunks(const TokenBatch& batch, std::size_t chunk);
 
 void save_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);
 void load_optimizer(torch::optim::Optimizer& optimizer, const std::string& path);

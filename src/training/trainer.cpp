@@ -42,6 +42,11 @@ std::string to_string(TrainedWeights weights) { return weights == TrainedWeights
 
 namespace {
 
+// Whole-network training runs the network over each batch's texts in length-sorted chunks of this
+// many, each padded to its own longest (detail::pooled_in_length_chunks): the same rows and loss
+// with less padding. Chosen by measurement on ArguAna (benchmarks/README.md, "Training throughput").
+constexpr std::size_t kLengthChunk = 16;
+
 void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::string& origin) {
   torch::NoGradGuard no_grad;
   auto source = from.named_parameters();
@@ -240,9 +245,11 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
     for (std::size_t i : batch)
       for (const auto& n : triples[i].negatives) documents.push_back(n);
     auto a = head_only ? model.apply_head(anchor_features->rows(anchors))
-                       : model.pooled(model.tokenize(anchors, query_prefix), true);
+                       : detail::pooled_in_length_chunks(model, model.tokenize(anchors, query_prefix),
+                                                         kLengthChunk);
     auto d = head_only ? model.apply_head(document_features->rows(documents))
-                       : model.pooled(model.tokenize(documents, manifest.document_prefix), true);
+                       : detail::pooled_in_length_chunks(model, model.tokenize(documents, manifest.document_prefix),
+                                                         kLengthChunk);
     const auto n = int64_t(batch.size());
     auto positive = d.narrow(0, 0, n);
     auto negative = d.narrow(0, n, n * int64_t(k));

@@ -14,6 +14,7 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "fine_tuning.h"
 
 namespace counterpoint::training {
 namespace {
@@ -420,6 +421,35 @@ TEST(TripleSource, NamesRoundTripAndDescribeSaysWhereTriplesCameFrom) {
   source.qrels = "data/arguana/qrels/train.tsv";
   source.negatives_per_anchor = 0;
   EXPECT_THROW(validate(source), InvalidArgument);
+}
+
+TEST(LengthChunks, GiveTheRowsOfTheWholeBatchWhilePaddingEachChunkToItsOwnLongest) {
+  auto encoder = Encoder::load(kTinyModel);
+  TorchTextModel& model = encoder->model();
+  model.module().eval();  // no dropout: the two ways must give the same rows
+  // Lengths out of order and one tie, so that the chunks reorder the rows and must put them back.
+  const std::vector<std::string> texts = {"the man is playing guitar and the dog is eating food", "a cat",
+                                          "the kids is eating food", "a horse", "the boy is not playing guitar"};
+  const TokenBatch batch = model.tokenize(texts, "");
+  torch::NoGradGuard no_grad;
+  const torch::Tensor whole = model.pooled(batch, true);
+  for (std::size_t chunk : {1, 2, 3, 5, 16}) {
+    const torch::Tensor chunked = detail::pooled_in_length_chunks(model, batch, chunk);
+    ASSERT_EQ(chunked.sizes(), whole.sizes()) << "chunk " << chunk;
+    EXPECT_LT((chunked - whole).abs().max().item<float>(), 1e-5f) << "chunk " << chunk;
+  }
+  // One chunk of all rows pads every row to the longest; chunks of one pad nothing; chunks of two
+  // pad each pair of the sorted lengths to the pair's second.
+  const auto counts = batch.attention_mask.sum(1);
+  std::vector<int64_t> lengths(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
+  std::sort(lengths.begin(), lengths.end());
+  const auto longest = std::size_t(lengths.back());
+  EXPECT_EQ(detail::padded_tokens_in_length_chunks(batch, 16), texts.size() * longest);
+  EXPECT_EQ(detail::padded_tokens_in_length_chunks(batch, 1),
+            std::size_t(lengths[0] + lengths[1] + lengths[2] + lengths[3] + lengths[4]));
+  EXPECT_EQ(detail::padded_tokens_in_length_chunks(batch, 2),
+            std::size_t(2 * lengths[1] + 2 * lengths[3] + lengths[4]));
+  EXPECT_THROW(detail::pooled_in_length_chunks(model, batch, 0), InvalidArgument);
 }
 
 }  // namespace
