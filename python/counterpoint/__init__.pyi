@@ -24,14 +24,15 @@ def choose_alpha(alpha: Optional[float], sparse_encoder: Optional[Encoder]) -> T
 def rerank(ids: Sequence[str], stage1: ArrayLike, *, sparse_query: Optional[ArrayLike] = ...,
            sparse_candidates: Optional[ArrayLike] = ..., k: int = ..., scorer: str = ..., alpha: Optional[float] = ...,
            sparse_encoder: Optional[Encoder] = ..., guard: bool = ...,
-           exclude: Optional[Sequence[str]] = ..., sparsity_scale: Optional[float] = ...) -> List[Hit]: ...
-def run_beir(dataset: PathType, qrels: PathType, *, model: str = ..., sparse_model: Optional[str] = ...,
+           exclude: Optional[Sequence[str]] = ..., sparsity_scale: Optional[float] = ...,
+           texts: Optional[Sequence[str]] = ...) -> List[Hit]: ...
+def run_beir(dataset: PathType, qrels: PathType, *, model: PathType = ..., sparse_model: Optional[PathType] = ...,
              scorer: str = ..., alpha: Optional[float] = ..., k: Optional[int] = ..., candidates: int = ...,
              metrics: Sequence[str] = ..., tune_alpha: Optional[str] = ..., index_cache: Optional[PathType] = ...,
              out: Optional[PathType] = ..., keep_self: bool = ..., prefix: Optional[str] = ..., stage1: str = ...,
              fusion: str = ..., fusion_lambda: float = ..., threads: int = ..., sparsity_scale: Optional[float] = ...,
              progress: Progress = ...) -> Dict[str, Any]: ...
-def run_stance(dataset: PathType, qrels: PathType, *, model: str = ..., templates: str = ..., stage1: str = ...,
+def run_stance(dataset: PathType, qrels: PathType, *, model: PathType = ..., templates: str = ..., stage1: str = ...,
                fusion: str = ..., fusion_lambda: float = ..., candidates: int = ..., index_cache: Optional[PathType] = ...,
                ablation: int = ..., threads: int = ..., progress: Progress = ...) -> Dict[str, Any]: ...
 def exclusion_lists(exclude: Optional[Sequence[Optional[Union[str, Sequence[str]]]]], n: int) -> List[List[str]]: ...

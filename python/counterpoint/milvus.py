@@ -283,12 +283,12 @@ class MilvusRetriever:
         exclude_lists = _core.exclusion_lists(exclude, len(dense))
         results = []
         for q in range(len(dense)):
-            ids, cosine, rows = self._candidates(dense[q], exclude_lists[q], candidates, needs_sparse,
-                                                 search_params or {})
+            ids, texts, cosine, rows = self._candidates(dense[q], exclude_lists[q], candidates, needs_sparse,
+                                                        search_params or {})
             results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
                                         sparse_candidates=rows, k=k, scorer=scorer, alpha=alpha,
                                         sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q],
-                                        sparsity_scale=sparsity_scale))
+                                        sparsity_scale=sparsity_scale, texts=texts))
         return results
 
     def _query_rows(self, queries, needs_sparse: bool, sparse_queries):
@@ -319,15 +319,17 @@ class MilvusRetriever:
         return self.encoder.encode(texts, query=True), None
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
-        """Stage 1 in Milvus: the ids, cosines and (for a sparsity scorer) Es rows of the top candidates,
-        the query's excluded ids filtered out server-side so that they cost no candidate slot."""
+        """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a
+        sparsity scorer) Es rows of the top candidates, the query's excluded ids filtered out
+        server-side so that they cost no candidate slot."""
         fetch_in_search = needs_sparse and self.sparse_fetch == "output"
         params = {"metric_type": "COSINE", "params": dict(search_params)}
         found = self.client.search(
             self.collection, data=[dense.tolist()], anns_field=E, limit=candidates, search_params=params,
-            output_fields=[ES] if fetch_in_search else [],
+            output_fields=[TEXT, ES] if fetch_in_search else [TEXT],
             filter=f"{ID} not in {json.dumps(excluded)}" if excluded else "")[0]
         ids = [hit["id"] for hit in found]
+        texts = [hit["entity"][TEXT] for hit in found]
         cosine = np.array([hit["distance"] for hit in found], dtype=np.float32)
         rows = None
         if needs_sparse and ids:
@@ -335,7 +337,7 @@ class MilvusRetriever:
                     else self._fetch_sparse(ids))
         elif needs_sparse:
             rows = np.zeros((0, self.info.sparse_dim), dtype=np.float32)
-        return ids, cosine, rows
+        return ids, texts, cosine, rows
 
     def _fetch_sparse(self, ids: List[str]) -> np.ndarray:
         rows = {row[ID]: row[ES] for row in self.client.get(self.collection, ids=ids, output_fields=[ES])}
@@ -386,8 +388,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                 help="magnitude gate tau of the sparsity term; default: the one the sparse model recorded")
     args = parser.parse_args(argv)
 
-    encoder = _core.Encoder.load(args.model, threads=args.threads)
-    sparse = _core.Encoder.load(args.sparse_model, threads=args.threads) if args.sparse_model else None
+    try:  # a model name that leads nowhere is the user's error, said without a traceback
+        encoder = _core.Encoder.load(args.model, threads=args.threads)
+        sparse = _core.Encoder.load(args.sparse_model, threads=args.threads) if args.sparse_model else None
+    except (ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=__import__("sys").stderr)
+        return 2
     client = MilvusClient(args.uri)
     try:
         if args.command == "export":

@@ -21,7 +21,7 @@ py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   return d;
 }
 
-py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::string& model, std::optional<std::string> sparse_model,
+py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const fs::path& model, std::optional<fs::path> sparse_model,
                   const std::string& scorer, std::optional<double> alpha, std::optional<std::size_t> k,
                   std::size_t candidates, std::vector<std::string> metrics, std::optional<std::string> tune_alpha,
                   const std::optional<fs::path>& index_cache, const std::optional<fs::path>& out, bool keep_self, std::optional<std::string> prefix,
@@ -30,8 +30,8 @@ py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const std::str
   app::BeirRunOptions o;
   o.dataset = dataset.string();
   o.qrels = qrels.string();
-  o.model = model;
-  o.sparse_model = sparse_model.value_or("");
+  o.model = model.string();
+  o.sparse_model = sparse_model ? sparse_model->string() : "";
   retrieval::set_scorer(o.search, scorer);
   if (alpha) o.search.alpha = float(*alpha);
   if (sparsity_scale) o.search.sparsity.scale = float(*sparsity_scale);
@@ -74,13 +74,13 @@ py::dict scores_dict(const eval::StanceScores& s) {
   return d;
 }
 
-py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const std::string& model, const std::string& templates,
+py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::path& model, const std::string& templates,
                     const std::string& stage1, const std::string& fusion, double fusion_lambda, std::size_t candidates,
                     const std::optional<fs::path>& index_cache, std::size_t ablation, int threads, py::object progress) {
   app::StanceRunOptions o;
   o.dataset = dataset.string();
   o.qrels = qrels.string();
-  o.model = model;
+  o.model = model.string();
   o.templates = app::parse_stance_templates(templates);
   o.search.stage1 = retrieval::parse_stage1(stage1);
   o.search.fusion = retrieval::parse_fusion(fusion);

@@ -330,7 +330,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
 std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_query, py::object sparse_candidates,
                         py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
                         std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude,
-                        std::optional<double> sparsity_scale) {
+                        std::optional<double> sparsity_scale, py::object texts) {
   retrieval::SearchOptions options;
   options.k = positive(k, "k");
   retrieval::set_scorer(options, scorer);
@@ -339,6 +339,7 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
+  if (!texts.is_none()) rows.texts = text_list(texts, "texts");
   const FloatArray scores = float_array(stage1, "stage1", "(m,)", 1, 1);
   rows.stage1.assign(scores.data(), scores.data() + scores.size());
   std::vector<std::string> excluded;
@@ -806,7 +807,7 @@ entry per query, each None, one id (str) or a list of ids. ValueError / TypeErro
         py::arg("sparse_candidates") = py::none(), py::arg("k") = kSearchDefaults.k,
         py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),
         py::arg("sparse_encoder") = py::none(), py::arg("guard") = kSearchDefaults.sparsity.identical_guard,
-        py::arg("exclude") = py::none(), py::arg("sparsity_scale") = py::none(),
+        py::arg("exclude") = py::none(), py::arg("sparsity_scale") = py::none(), py::arg("texts") = py::none(),
         R"(Stage 2 alone over one query's candidates found by another store (a Milvus collection, your
 own ANN index): the scores, order and ties of Index.search (ties keep the candidates' order).
 
@@ -821,6 +822,7 @@ Arguments:
     guard: (near-)identical pairs get sparsity -1e9.
     exclude: ids never returned (e.g. the query's own id).
     sparsity_scale: the magnitude gate tau (see Index.search); None = the one sparse_encoder records.
+    texts: None, or the candidates' passages, one per id: each Hit then carries its text.
 
 Returns:
     list of Hit, best first (their slot is -1: the rows live elsewhere).)");

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "counterpoint/app/corpus_index.h"
+#include "counterpoint/core/spelling.h"
 #include "counterpoint/data/corpus_files.h"
 #include "counterpoint/retrieval/retriever.h"
 
@@ -51,6 +52,12 @@ void add_index_commands(CLI::App& app) {
     retrieval::add_documents(built, texts, ids, *encoder, sparse.get(), a->batch, stderr_progress("encoding"));
     built.save(a->out);
     std::cout << "indexed " << built.size() << " documents into " << a->out << "\n";
+    // A plain-text corpus carries no ids: they are its line numbers, which the user can always
+    // read back from the file itself, so nothing else needs writing. Say so where they first meet them.
+    const std::string corpus = ascii_lower(a->corpus);
+    if (corpus.size() > 4 && corpus.compare(corpus.size() - 4, 4, ".txt") == 0) {
+      std::cout << "ids are the documents' line numbers in " << a->corpus << " (1 = its first line)\n";
+    }
   });
 
   auto* info = index->add_subcommand("info", "Describe an index directory");

@@ -385,6 +385,10 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
   for (float s : candidates.stage1) {
     if (!std::isfinite(s)) throw InvalidArgument("rerank: stage-1 scores must be finite");
   }
+  if (!candidates.texts.empty() && candidates.texts.size() != n) {
+    throw InvalidArgument("rerank: " + std::to_string(candidates.texts.size()) + " texts for " + std::to_string(n) +
+                          " candidate ids (give one per id, or none)");
+  }
   const bool sparse = options.scorer == Scorer::kSparsity;
   const float alpha = sparse ? choose_alpha(options.alpha, sparse_encoder).value : 0.0f;
   scoring::SparsityOptions sparsity_options = options.sparsity;
@@ -416,6 +420,7 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
   return ranked_hits(final_score, std::vector<std::int64_t>(kept.begin(), kept.end()), options.k, [&](std::size_t j) {
     Hit h;
     h.id = candidates.ids[kept[j]];
+    if (!candidates.texts.empty()) h.text = candidates.texts[kept[j]];
     h.cosine = h.stage1 = stage1[j];
     h.sparsity = sparsity[j];
     return h;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/spelling.h"
 #include "kernels/kernels.h"
 #include "score_checks.h"
 
@@ -140,12 +141,14 @@ void require_finite_half_scores(const float* out, std::size_t n, MatrixView quer
 
 }  // namespace
 
-Sparsity parse_sparsity(const std::string& name) {
+// Any case ("Hoyer", "L2L1"), as every enum a user types.
+Sparsity parse_sparsity(const std::string& typed) {
+  const std::string name = ascii_lower(typed);
   if (name == "hoyer") return Sparsity::kHoyer;
   if (name == "l2l1") return Sparsity::kL2L1;
   if (name == "kappa4") return Sparsity::kKappa4;
-  throw InvalidArgument("unknown sparsity function '" + name +
-                        "' (expected one of: hoyer, l2l1, kappa4)");
+  throw InvalidArgument("unknown sparsity function '" + typed + "' (expected one of: hoyer, l2l1, kappa4)" +
+                        did_you_mean(typed, {"hoyer", "l2l1", "kappa4"}));
 }
 
 std::string to_string(Sparsity function) {

@@ -199,6 +199,9 @@ def test_csv_and_plain_text_corpora_are_indexed_and_their_ids_searched(tmp_path)
     built = run("index", "build", "--corpus", text, "--out", tmp_path / "txt-index", "--model", TINY_MODEL,
                 "--threads", 1)
     assert "indexed 2 documents" in built.stdout
+    assert f"ids are the documents' line numbers in {text} (1 = its first line)" in built.stdout
+    assert "line numbers" not in run("index", "build", "--corpus", csv, "--out", tmp_path / "csv-again",
+                                     "--model", TINY_MODEL, "--threads", 1).stdout
     hits = run("search", "--index", tmp_path / "txt-index", "--query", "Cats purr.", "-k", 2, "--model", TINY_MODEL,
                "--threads", 1).stdout
     assert "3" in hits.split()  # the id of a plain-text document is its line number

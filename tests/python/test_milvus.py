@@ -94,6 +94,10 @@ def test_the_example_corpus_gives_the_in_process_hits_and_scores(client, fp16):
         assert_same_hits(expected, retriever.search(queries, k=5, candidates=30, scorer=scorer, alpha=2.0))
     # No alpha: the sparse encoder's recorded one, as Index.search.
     assert_same_hits(index.search(queries[:2], k=3, scorer="hoyer"), retriever.search(queries[:2], k=3, scorer="hoyer"))
+    # Hits carry their passage, as in-process hits do.
+    texts = {d.id: d.text for d in dataset.corpus}
+    for hit in retriever.search(queries[:2], k=3, scorer="hoyer")[0]:
+        assert hit.text == texts[hit.id] != ""
 
 
 def test_sick_dev_gives_the_in_process_hits_and_scores(client):
@@ -196,6 +200,15 @@ def test_the_module_entry_point_exports_a_saved_index_and_searches_it(tmp_path, 
     refused = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", *common[:3], "elsewhere",
                               *common[4:], "x"], capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "Milvus has no collection 'elsewhere'" in refused.stderr
+
+
+def test_the_module_entry_point_runs_from_any_directory_and_answers_a_missing_model_without_a_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "COUNTERPOINT_MODELS"}
+    result = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", "--uri", str(tmp_path / "x.db"),
+                             "--collection", "docs", "--model", "no-such-model", "query"], capture_output=True,
+                            text=True, timeout=300, cwd=tmp_path, env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("error: model 'no-such-model' not found")
 
 
 def test_eight_threads_search_as_one_does(client, tiny, tiny_index):

@@ -126,8 +126,13 @@ def test_a_missing_model_names_every_folder_looked_in(tmp_path, monkeypatch):
     assert "did you mean 'all-mpnet-base-v3'?" in message and "counterpoint models install NAME" in message
 
 
-def test_encoder_load_takes_a_path_object(tmp_path):
+def test_model_arguments_take_a_path_object(tmp_path):
     assert cp.Encoder.load(pathlib.Path(BERT_TINY), threads=1).dim > 0
+    # The dataset is checked first: reaching that check means the Path models were accepted.
+    for run in (lambda: cp.run_beir(tmp_path, tmp_path / "q.tsv", model=BERT_TINY, sparse_model=BERT_TINY),
+                lambda: cp.run_stance(tmp_path, tmp_path / "q.tsv", model=BERT_TINY)):
+        with pytest.raises(FileNotFoundError, match="corpus.jsonl not found"):
+            run()
 
 
 # ---- installing ------------------------------------------------------------------------------------

@@ -178,6 +178,8 @@ index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* spa
 // for a sparsity scorer, their Es rows (row-major, one per candidate, float32 or float16 bits).
 struct CandidateRows {
   std::vector<std::string> ids;
+  // Empty, or one per id: each hit then carries its passage (Hit::text), as the index's hits do.
+  std::vector<std::string> texts;
   std::vector<float> stage1;
   const float* sparse = nullptr;
   const std::uint16_t* sparse_f16 = nullptr;

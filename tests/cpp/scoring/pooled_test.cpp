@@ -84,7 +84,14 @@ TEST(SparsityNames, RoundTripAndRejectUnknown) {
   } catch (const InvalidArgument& e) {
     EXPECT_THAT(e.what(), HasSubstr("'Hoyer2'"));
     EXPECT_THAT(e.what(), HasSubstr("hoyer, l2l1, kappa4"));
+    EXPECT_THAT(e.what(), HasSubstr("did you mean 'hoyer'?"));
   }
+}
+
+TEST(SparsityNames, AreReadInAnyCaseLikeTheOtherEnums) {
+  EXPECT_EQ(parse_sparsity("Hoyer"), Sparsity::kHoyer);
+  EXPECT_EQ(parse_sparsity("L2L1"), Sparsity::kL2L1);
+  EXPECT_EQ(parse_sparsity("KAPPA4"), Sparsity::kKappa4);
 }
 
 TEST(ScalarSparsity, OneNonZeroCoordinateIsMaximallySparse) {
