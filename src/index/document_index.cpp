@@ -4,7 +4,6 @@
 #include <faiss/IndexIVFPQ.h>
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/IDSelector.h>
-#include <faiss/utils/distances.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include "counterpoint/core/spelling.h"
 #include "counterpoint/text/words.h"
 #include "document_index_state.h"
+#include "exact_search.h"
 
 namespace counterpoint::index {
 
@@ -452,26 +452,35 @@ SearchResult DocumentIndex::search(MatrixView queries, std::size_t k, const Sear
   std::optional<faiss::IDSelectorBitmap> live_only;
   if (st.live < st.slots) live_only.emplace(st.live_bits.size(), st.live_bits.data());
   const faiss::IDSelector* sel = live_only ? &*live_only : nullptr;
+  const detail::LiveRows live_rows{live_only ? st.live_bits.data() : nullptr, st.live_bits.size()};
   const auto fk = faiss::Index::idx_t(k_eff);
   const auto fnq = faiss::Index::idx_t(nq);
 
+  // Flat and IVF-Flat (and an untrained IVF's exact scan) search on the library's kernels and BLAS
+  // (exact_search.h): Debian's FAISS computes their inner products in scalar code. HNSW and IVF-PQ
+  // stay with FAISS (graph walk; PQ distance tables).
+  const auto* ivf_flat = st.kind == IndexKind::kIvf ? dynamic_cast<const faiss::IndexIVFFlat*>(st.faiss.get()) : nullptr;
   faiss_call("search", [&] {
     if (!st.faiss) {  // untrained IVF: exact scan of the stored rows
-      faiss::knn_inner_product(q.data(), st.dense_rows.data(), st.options.dim, nq, st.slots, k_eff,
-                               distances.data(), labels.data(), sel);
+      detail::exact_search(q.data(), nq, st.dense_rows.data(), st.slots, st.options.dim, k_eff, live_rows,
+                           distances.data(), labels.data());
+    } else if (st.kind == IndexKind::kFlat) {
+      detail::exact_search(q.data(), nq, st.dense_base(), std::size_t(st.faiss->ntotal), st.options.dim, k_eff,
+                           live_rows, distances.data(), labels.data());
     } else if (st.kind == IndexKind::kHnsw) {
       faiss::SearchParametersHNSW p;
       p.efSearch = std::max<int>(params.ef_search > 0 ? params.ef_search : st.options.hnsw_ef_search, int(k_eff));
       p.sel = const_cast<faiss::IDSelector*>(sel);
       st.faiss->search(fnq, q.data(), fk, distances.data(), labels.data(), &p);
-    } else if (st.is_ivf()) {
-      const auto* ivf = static_cast<const faiss::IndexIVF*>(st.faiss.get());
-      faiss::SearchParametersIVF p;
-      p.nprobe = params.nprobe > 0 ? std::min(std::size_t(params.nprobe), ivf->nlist) : ivf->nprobe;
-      p.sel = const_cast<faiss::IDSelector*>(sel);
-      st.faiss->search(fnq, q.data(), fk, distances.data(), labels.data(), &p);
     } else {
-      faiss::SearchParameters p;
+      const auto* ivf = static_cast<const faiss::IndexIVF*>(st.faiss.get());
+      const std::size_t nprobe = params.nprobe > 0 ? std::min(std::size_t(params.nprobe), ivf->nlist) : ivf->nprobe;
+      if (ivf_flat && detail::ivf_flat_search(*ivf_flat, q.data(), nq, nprobe, k_eff, live_rows, distances.data(),
+                                              labels.data())) {
+        return;
+      }
+      faiss::SearchParametersIVF p;
+      p.nprobe = nprobe;
       p.sel = const_cast<faiss::IDSelector*>(sel);
       st.faiss->search(fnq, q.data(), fk, distances.data(), labels.data(), &p);
     }

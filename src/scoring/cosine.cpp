@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
+#include "counterpoint/core/errors.h"
 #include "kernels/kernels.h"
 #include "score_checks.h"
 
@@ -63,6 +65,14 @@ Matrix cosine_matrix(MatrixView queries, MatrixView candidates) {
     cosine_scores(MatrixView(queries.row(r), 1, queries.cols), candidates, result.row(r));
   }
   return result;
+}
+
+void inner_products(const float* query, const float* rows, std::size_t n, std::size_t d, float* out) {
+  if (n == 0) return;
+  if (query == nullptr || rows == nullptr || out == nullptr) {
+    throw InvalidArgument("inner_products: a null pointer for " + std::to_string(n) + " rows");
+  }
+  kernels::selected().inner_products(query, rows, n, d, out);
 }
 
 }  // namespace counterpoint::scoring

@@ -8,6 +8,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/spelling.h"
+#include "kernels/finish.h"
 #include "kernels/kernels.h"
 #include "score_checks.h"
 
@@ -19,25 +20,10 @@ using detail::require_pair;
 using detail::require_query_row;
 using kernels::DifferenceNorms;
 using kernels::NormsKernel;
-
-constexpr double kMinL2 = 1e-6;
-
-double clamped_l1(double l1, std::size_t d) { return std::max(l1, std::sqrt(double(d)) * kMinL2); }
-double clamped_l2(double l2sq) { return std::max(std::sqrt(l2sq), kMinL2); }
-
-// std::clamp and std::max keep NaN, so non-finite input still shows up in the result.
-float hoyer_from(const DifferenceNorms& n, std::size_t d) {
-  const double sqrt_d = std::sqrt(double(d));
-  const double ratio = clamped_l1(n.l1, d) / clamped_l2(n.l2sq);
-  return float(std::clamp((sqrt_d - ratio) / (sqrt_d - 1.0), 0.0, 1.0));
-}
-float l2_l1_from(const DifferenceNorms& n, std::size_t d) {
-  return float(std::clamp(clamped_l2(n.l2sq) / clamped_l1(n.l1, d), 0.0, 1.0));
-}
-float kappa4_from(const DifferenceNorms& n) {
-  const double l2 = clamped_l2(n.l2sq);
-  return float(std::clamp(n.l4 / (l2 * l2 * l2 * l2), 0.0, 1.0));
-}
+using kernels::hoyer_from;
+using kernels::kappa4_from;
+using kernels::l2_l1_from;
+using kernels::sparsity_from;
 
 void require_hoyer_width(std::size_t d) {
   if (d < 2) {
@@ -57,46 +43,29 @@ void require_options(const SparsityOptions& options) {
   if (options.scale && (!std::isfinite(*options.scale) || *options.scale < 0.0f)) {
     throw InvalidArgument("the sparsity scale (tau) must be finite and >= 0, got " + std::to_string(*options.scale));
   }
+  if (options.function != Sparsity::kHoyer && options.function != Sparsity::kL2L1 &&
+      options.function != Sparsity::kKappa4) {
+    throw InvalidArgument("sparsity: unknown Sparsity value " + std::to_string(static_cast<int>(options.function)));
+  }
 }
 
-// min(1, |x|_2 / tau), 1 without a gate.
-double magnitude_gate(const DifferenceNorms& n, const SparsityOptions& options) {
-  const float tau = options.scale.value_or(0.0f);
-  return tau > 0.0f ? std::min(1.0, std::sqrt(n.l2sq) / double(tau)) : 1.0;
-}
-
-float sparsity_from(const DifferenceNorms& n, std::size_t d, const SparsityOptions& options) {
-  // An overflowed sum would otherwise turn into a plausible clamped value.
-  if (!std::isfinite(n.l1 + n.l2sq + n.l4)) return std::numeric_limits<float>::quiet_NaN();
-  if (options.identical_guard && std::sqrt(n.l2sq) < double(options.guard_threshold)) {
-    return options.guard_value;
-  }
-  const double gate = magnitude_gate(n, options);
-  switch (options.function) {
-    case Sparsity::kHoyer: return float(gate * hoyer_from(n, d));
-    case Sparsity::kL2L1: return float(gate * l2_l1_from(n, d));
-    case Sparsity::kKappa4: return float(gate * kappa4_from(n));
-  }
-  throw InvalidArgument("sparsity: unknown Sparsity value " +
-                        std::to_string(static_cast<int>(options.function)));
-}
+// Rows whose norms are finished together (finish_rows works on a block in SIMD); 64 x 24 bytes
+// stay in L1.
+constexpr std::size_t kFinishBlock = 64;
 
 // Scores one query row against n candidate rows of width d (float or half); row_at(i) points
 // at candidate i, contiguous or gathered in place from a table.
 template <typename Element, typename RowAt>
 void sparsity_rows(const float* q, RowAt row_at, std::size_t n, std::size_t d, const SparsityOptions& options,
                    NormsKernel<Element> l1_l2, NormsKernel<Element> l2_l4, float* out) {
-  switch (options.function) {
-    case Sparsity::kHoyer:
-    case Sparsity::kL2L1:
-      for (std::size_t i = 0; i < n; ++i) out[i] = sparsity_from(l1_l2(q, row_at(i), d), d, options);
-      return;
-    case Sparsity::kKappa4:
-      for (std::size_t i = 0; i < n; ++i) out[i] = sparsity_from(l2_l4(q, row_at(i), d), d, options);
-      return;
+  const NormsKernel<Element> norms_of_row = options.function == Sparsity::kKappa4 ? l2_l4 : l1_l2;
+  const auto finish = kernels::selected().finish_rows;
+  DifferenceNorms norms[kFinishBlock];
+  for (std::size_t start = 0; start < n; start += kFinishBlock) {
+    const std::size_t count = std::min(kFinishBlock, n - start);
+    for (std::size_t i = 0; i < count; ++i) norms[i] = norms_of_row(q, row_at(start + i), d);
+    finish(norms, count, d, options, out + start);
   }
-  throw InvalidArgument("sparsity: unknown Sparsity value " +
-                        std::to_string(static_cast<int>(options.function)));
 }
 
 void require_scorable(MatrixView query, std::size_t d, const SparsityOptions& options, const char* function) {

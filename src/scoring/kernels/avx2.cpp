@@ -1,12 +1,15 @@
 // AVX2 + FMA + F16C kernels, compiled per function (target attribute) rather than for the
 // whole library, so one binary runs everywhere and dispatch.cpp picks them at run time where
 // the CPU has them.
+#include "finish.h"
 #include "kernels.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #define COUNTERPOINT_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -162,12 +165,103 @@ COUNTERPOINT_AVX2 void decode_half_row(const std::uint16_t* src, std::size_t n, 
   if (i < n) _mm256_maskstore_ps(dst + i, first_lanes(n - i), row.load_first(i, n - i));
 }
 
+
+// Inner products of one query with n rows, four rows per pass: each query load feeds four FMAs,
+// and 4 rows x 2 accumulators keep eight independent FMA chains in flight (latency 4, two per
+// cycle), so the row loads, not the adds, set the pace. Sums stay in float, as FAISS's and
+// BLAS's inner products do.
+COUNTERPOINT_AVX2 inline float sum_lanes(__m256 v) {
+  const __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
+  return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
+}
+
+template <std::size_t kRows>
+COUNTERPOINT_AVX2 void inner_products_of(const float* q, const float* rows, std::size_t d, float* out) {
+  __m256 even[kRows], odd[kRows];
+  for (std::size_t r = 0; r < kRows; ++r) even[r] = odd[r] = _mm256_setzero_ps();
+  std::size_t i = 0;
+  for (; i + 2 * kLanes <= d; i += 2 * kLanes) {
+    const __m256 q0 = _mm256_loadu_ps(q + i), q1 = _mm256_loadu_ps(q + i + kLanes);
+    for (std::size_t r = 0; r < kRows; ++r) {
+      even[r] = _mm256_fmadd_ps(q0, _mm256_loadu_ps(rows + r * d + i), even[r]);
+      odd[r] = _mm256_fmadd_ps(q1, _mm256_loadu_ps(rows + r * d + i + kLanes), odd[r]);
+    }
+  }
+  if (i + kLanes <= d) {
+    const __m256 q0 = _mm256_loadu_ps(q + i);
+    for (std::size_t r = 0; r < kRows; ++r) even[r] = _mm256_fmadd_ps(q0, _mm256_loadu_ps(rows + r * d + i), even[r]);
+    i += kLanes;
+  }
+  if (i < d) {
+    const __m256i mask = first_lanes(d - i);
+    const __m256 q0 = _mm256_maskload_ps(q + i, mask);
+    for (std::size_t r = 0; r < kRows; ++r) {
+      odd[r] = _mm256_fmadd_ps(q0, _mm256_maskload_ps(rows + r * d + i, mask), odd[r]);
+    }
+  }
+  for (std::size_t r = 0; r < kRows; ++r) out[r] = sum_lanes(_mm256_add_ps(even[r], odd[r]));
+}
+
+COUNTERPOINT_AVX2 void inner_products(const float* q, const float* rows, std::size_t n, std::size_t d, float* out) {
+  std::size_t r = 0;
+  for (; r + 4 <= n; r += 4) inner_products_of<4>(q, rows + r * d, d, out + r);
+  for (; r < n; ++r) inner_products_of<1>(q, rows + r * d, d, out + r);
+}
+
+// finish.h's sparsity_from four rows per instruction: the same double operations in the same
+// order (sqrt and division are correctly rounded in both forms), so every score equals the scalar
+// one; row by row, the sqrts, divisions and branches were a quarter of stage 2's time.
+COUNTERPOINT_AVX2 void finish_rows(const DifferenceNorms* norms, std::size_t n, std::size_t d,
+                                   const SparsityOptions& options, float* out) {
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  const double root_d = std::sqrt(double(d));
+  const __m256d sqrt_d = _mm256_set1_pd(root_d), hoyer_denominator = _mm256_set1_pd(root_d - 1.0);
+  const __m256d min_l1 = _mm256_set1_pd(root_d * kMinL2), min_l2 = _mm256_set1_pd(kMinL2);
+  const float tau = options.scale.value_or(0.0f);
+  const __m256d tau_wide = _mm256_set1_pd(double(tau));
+  const __m256d guard_threshold = _mm256_set1_pd(double(options.guard_threshold));
+  const __m256d guard_value = _mm256_set1_pd(double(options.guard_value));
+  const __m256d nan = _mm256_set1_pd(std::numeric_limits<double>::quiet_NaN());
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const DifferenceNorms* r = norms + i;
+    const __m256d l1 = _mm256_setr_pd(r[0].l1, r[1].l1, r[2].l1, r[3].l1);
+    const __m256d l2sq = _mm256_setr_pd(r[0].l2sq, r[1].l2sq, r[2].l2sq, r[3].l2sq);
+    const __m256d l4 = _mm256_setr_pd(r[0].l4, r[1].l4, r[2].l4, r[3].l4);
+    const __m256d sum = _mm256_add_pd(_mm256_add_pd(l1, l2sq), l4);
+    const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(sum, sum), zero, _CMP_EQ_OQ);
+    const __m256d l2 = _mm256_sqrt_pd(l2sq);
+    // _mm256_max_pd(x, floor) is std::max(x, floor) and min/max the clamps for the finite values
+    // that reach them (a non-finite row is NaN whatever they give).
+    const __m256d l2c = _mm256_max_pd(l2, min_l2);
+    __m256d measure;
+    if (options.function == Sparsity::kHoyer) {
+      const __m256d ratio = _mm256_div_pd(_mm256_max_pd(l1, min_l1), l2c);
+      measure = _mm256_div_pd(_mm256_sub_pd(sqrt_d, ratio), hoyer_denominator);
+    } else if (options.function == Sparsity::kL2L1) {
+      measure = _mm256_div_pd(l2c, _mm256_max_pd(l1, min_l1));
+    } else {
+      measure = _mm256_div_pd(l4, _mm256_mul_pd(_mm256_mul_pd(_mm256_mul_pd(l2c, l2c), l2c), l2c));
+    }
+    // Clamped to [0, 1] and rounded to float, as hoyer_from & co. return it, then gated in double.
+    measure = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_min_pd(_mm256_max_pd(measure, zero), one)));
+    if (tau > 0.0f) measure = _mm256_mul_pd(_mm256_min_pd(_mm256_div_pd(l2, tau_wide), one), measure);
+    if (options.identical_guard) {
+      measure = _mm256_blendv_pd(measure, guard_value, _mm256_cmp_pd(l2, guard_threshold, _CMP_LT_OQ));
+    }
+    _mm_storeu_ps(out + i, _mm256_cvtpd_ps(_mm256_blendv_pd(nan, measure, finite)));
+  }
+  for (; i < n; ++i) out[i] = sparsity_from(norms[i], d, options);
+}
+
 }  // namespace
 
 const Kernels* avx2_kernels() {
   static constexpr Kernels kTable{difference_norms_f32<true, false>, difference_norms_f32<false, true>,
                                   difference_norms_f16<true, false>, difference_norms_f16<false, true>,
-                                  dot_and_norm,                      decode_half_row};
+                                  dot_and_norm,                      decode_half_row,
+                                  inner_products,                    finish_rows};
   return &kTable;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "counterpoint/scoring/kernel_isa.h"
+#include "counterpoint/scoring/sparsity.h"
 
 namespace counterpoint::scoring::kernels {
 
@@ -32,12 +33,17 @@ template <typename Element>
 using NormsKernel = DifferenceNorms (*)(const float* q, const Element* c, std::size_t d);
 
 // One instruction set's kernels. l1_l2 fills l1 and l2sq (Hoyer, l2/l1), l2_l4 fills l2sq and
-// l4 (kappa4); the _f16 forms read candidate rows stored as IEEE half.
+// l4 (kappa4); the _f16 forms read candidate rows stored as IEEE half. inner_products scores n
+// contiguous rows (out[i] = <q, row i>, summed in float as FAISS and BLAS do: stage 1's exact
+// scan); finish_rows turns n rows' norms into their sparsity scores (finish.h's sparsity_from).
 struct Kernels {
   NormsKernel<float> l1_l2, l2_l4;
   NormsKernel<std::uint16_t> l1_l2_f16, l2_l4_f16;
   DotAndNorm (*dot_and_norm)(const float* q, const float* c, std::size_t d);
   void (*decode_half_row)(const std::uint16_t* src, std::size_t n, float* dst);
+  void (*inner_products)(const float* q, const float* rows, std::size_t n, std::size_t d, float* out);
+  void (*finish_rows)(const DifferenceNorms* norms, std::size_t n, std::size_t d, const SparsityOptions& options,
+                      float* out);
 };
 
 const Kernels& portable_kernels();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "finish.h"
 #include "kernels.h"
 
 namespace counterpoint::scoring::kernels {
@@ -82,6 +83,22 @@ DotAndNorm dot_and_norm(const float* q, const float* c, std::size_t d) {
   return result;
 }
 
+void inner_products(const float* q, const float* rows, std::size_t n, std::size_t d, float* out) {
+  for (std::size_t r = 0; r < n; ++r) {
+    const float* c = rows + r * d;
+    Lanes dot = Lanes::Zero();
+    std::size_t i = 0;
+    for (; i + kLanes <= d; i += kLanes) dot += LanesMap(q + i) * LanesMap(c + i);
+    for (Eigen::Index k = 0; i < d; ++i, ++k) dot[k] += q[i] * c[i];
+    out[r] = dot.sum();
+  }
+}
+
+void finish_rows(const DifferenceNorms* norms, std::size_t n, std::size_t d, const SparsityOptions& options,
+                 float* out) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = sparsity_from(norms[i], d, options);
+}
+
 std::uint32_t float_bits(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, sizeof u);
@@ -119,7 +136,8 @@ void decode_half_row(const std::uint16_t* src, std::size_t n, float* dst) {
 const Kernels& portable_kernels() {
   static constexpr Kernels kTable{difference_norms<true, false>,     difference_norms<false, true>,
                                   difference_norms_f16<true, false>, difference_norms_f16<false, true>,
-                                  dot_and_norm,                      decode_half_row};
+                                  dot_and_norm,                      decode_half_row,
+                                  inner_products,                    finish_rows};
   return kTable;
 }
 
