@@ -55,11 +55,18 @@ class CollectionInfo:
     dim: int
     sparse_dim: int
     sparse_dtype: Optional[str]  # "float32", "float16" or None without Es
+    # Encoder.settings of the models (JSON text; "" in collections written before they were recorded):
+    # what lets a refusal name the setting that differs.
+    encoder_settings: str = ""
+    sparse_encoder_settings: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "encoder_id": self.encoder_id,
-                           "sparse_encoder_id": self.sparse_encoder_id, "dim": self.dim,
-                           "sparse_dim": self.sparse_dim, "sparse_dtype": self.sparse_dtype}, sort_keys=True)
+        record = {"format": FORMAT, "encoder_id": self.encoder_id, "sparse_encoder_id": self.sparse_encoder_id,
+                  "dim": self.dim, "sparse_dim": self.sparse_dim, "sparse_dtype": self.sparse_dtype}
+        for field in ("encoder_settings", "sparse_encoder_settings"):
+            if getattr(self, field):
+                record[field] = getattr(self, field)
+        return json.dumps(record, sort_keys=True)
 
     @staticmethod
     def of_collection(client, collection: str) -> "CollectionInfo":
@@ -75,15 +82,23 @@ class CollectionInfo:
             raise ValueError(f"collection '{collection}' was not written by counterpoint.milvus "
                              f"(its description is {description[:120]!r}, expected a {FORMAT} record)")
         return CollectionInfo(record["encoder_id"], record["sparse_encoder_id"], int(record["dim"]),
-                              int(record["sparse_dim"]), record["sparse_dtype"])
+                              int(record["sparse_dim"]), record["sparse_dtype"],
+                              str(record.get("encoder_settings", "")), str(record.get("sparse_encoder_settings", "")))
 
     def check_matches(self, other: "CollectionInfo", collection: str) -> None:
         """ValueError naming both sides when `other` (an index's rows) is not what the collection holds."""
         for field in ("encoder_id", "sparse_encoder_id", "dim", "sparse_dim", "sparse_dtype"):
             mine, theirs = getattr(self, field), getattr(other, field)
-            if mine != theirs:
+            if mine != theirs and not (field.endswith("encoder_id") and _recorded_before_settings(mine, theirs)):
                 raise ValueError(f"collection '{collection}' holds rows with {field} {mine!r}, the index "
                                  f"{theirs!r}: export into another collection, or drop this one first")
+
+
+def _recorded_before_settings(collection_id: str, index_id: str) -> bool:
+    """True when a collection written before identities covered the settings ("name@weights[+head]")
+    holds rows of the same weights as the index ("name@weights[+head]#settings"): exports go on into it."""
+    return "@" in collection_id and "#" not in collection_id.rpartition("@")[2] and \
+        index_id.startswith(collection_id + "#")
 
 
 def _info_of_index(index, sparse_dtype: Optional[str]) -> CollectionInfo:
@@ -93,7 +108,7 @@ def _info_of_index(index, sparse_dtype: Optional[str]) -> CollectionInfo:
     if sparse_dtype not in (None, "float32", "float16"):
         raise ValueError(f"sparse_dtype must be 'float32' or 'float16', got {sparse_dtype!r}")
     return CollectionInfo(index.encoder_id, index.sparse_encoder_id, int(index.dim), int(index.sparse_dim),
-                          sparse_dtype or stored)
+                          sparse_dtype or stored, index.encoder_settings, index.sparse_encoder_settings)
 
 
 def _create_collection(client, collection: str, info: CollectionInfo, index_type: str, index_params: Dict,
@@ -228,11 +243,15 @@ class MilvusRetriever:
                  sparse_fetch: Optional[str] = None):
         self.client, self.collection = client, collection
         self.info = CollectionInfo.of_collection(client, collection)
-        for role, model, recorded in (("encoder", encoder, self.info.encoder_id),
-                                      ("sparse_encoder", sparse_encoder, self.info.sparse_encoder_id)):
-            if model is not None and model.identity != recorded:
+        for role, model, recorded, settings in (
+                ("encoder", encoder, self.info.encoder_id, self.info.encoder_settings),
+                ("sparse_encoder", sparse_encoder, self.info.sparse_encoder_id, self.info.sparse_encoder_settings)):
+            # The library decides (Encoder.identity_mismatch): identities recorded before the settings
+            # were part of them still match the same model files.
+            why = "" if model is None else model.identity_mismatch(recorded, settings, f"collection '{collection}'")
+            if why:
                 raise ValueError(f"{role} {model.identity!r} is not the model collection '{collection}' was made with "
-                                 f"({recorded!r}): load that model, or export an index of this one")
+                                 f"({recorded!r}): {why}; load that model, or export an index of this one")
         if sparse_encoder is not None and not self.info.sparse_dim:
             raise ValueError(f"collection '{collection}' stores no Es rows, so it takes no sparse_encoder")
         if sparse_fetch not in (None, "output", "get"):

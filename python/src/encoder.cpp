@@ -187,8 +187,18 @@ Raises ValueError for invalid UTF-8 or max_length < 0.)")
       .def_property_readonly(
           "name", [](const Encoder& encoder) { return encoder.manifest().name; }, "The model's name.")
       .def_property_readonly("identity", &Encoder::identity,
-                             "'<name>@<12 hex digits of the network's SHA-256>' (+ the head's): what an index "
-                             "records to refuse rows or queries of another model.")
+                             "'<name>@<12 hex digits of the weights' SHA-256>' (+ the head's) + '#<12 hex digits of "
+                             "the settings' digest>': what an index records to refuse rows or queries of another "
+                             "model, or of this one read with other settings (pooling, lowercase, max_length, "
+                             "prefixes, int8 weights).")
+      .def_property_readonly("settings", &Encoder::settings,
+                             "What of the model changes its embeddings, as JSON text: weights file and checksum, "
+                             "head, tokenizer, lowercase, pooling, max_length, prefixes, normalized.")
+      .def("identity_mismatch", &Encoder::identity_mismatch, py::arg("recorded_identity"),
+           py::arg("recorded_settings") = "", py::arg("owner") = "the index",
+           "'' when rows recorded as made by `recorded_identity` are this model's (its identity, or an identity "
+           "recorded by an older version that its files still match); otherwise why not, naming the setting that "
+           "differs when `recorded_settings` (the maker's Encoder.settings) is given.")
       .def("__repr__", [](const Encoder& encoder) {
         return "Encoder(name='" + encoder.manifest().name + "', dim=" + std::to_string(encoder.dim()) +
                ", directory='" + encoder.directory() + "')";

@@ -185,11 +185,23 @@ void add_rows(DocumentIndex& documents, py::handle ids, py::handle embeddings, p
   documents.add(text_values, id_values, as_view(dense), sparse ? as_view(*sparse) : MatrixView{});
 }
 
-// The identity recorded for rows made elsewhere: an Encoder's own, or a checked name / "external".
-std::string embedding_source(py::handle given, std::size_t width, const std::string& what) {
+// A str argument as UTF-8: TypeError naming it for another type (as pybind11's own cast would),
+// ValueError for a str without a UTF-8 form (a lone surrogate), not pybind11's TypeError.
+std::string str_argument(py::handle value, const char* name) {
+  if (!py::isinstance<py::str>(value)) {
+    throw py::type_error(std::string(name) + " must be str, got " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  return text_of(value, name);
+}
+
+// The identity recorded for rows made elsewhere: an Encoder's own (its settings too), or a checked
+// name / "external".
+std::string embedding_source(py::handle given, std::size_t width, const std::string& what, std::string& settings) {
   if (py::isinstance<Encoder>(given)) {
     const Encoder& encoder = given.cast<const Encoder&>();
     require_embedding_source(encoder, width, what);
+    settings = encoder.settings();
     return encoder.identity();
   }
   const std::string identity = given.is_none() ? std::string() : given.cast<std::string>();
@@ -204,7 +216,7 @@ PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object 
   index::IndexOptions options;
   options.dim = std::size_t(dense.shape(1));
   options.kind = kind;
-  options.encoder_id = embedding_source(encoder_id, options.dim, "encoder_id");
+  options.encoder_id = embedding_source(encoder_id, options.dim, "encoder_id", options.encoder_settings);
   if (options.encoder_id.empty()) {
     throw py::value_error("encoder_id is required: the model that made the rows (the Encoder, its identity or "
                           "name, or \"external\"), so that rows and queries of another model are refused");
@@ -212,7 +224,8 @@ PyIndex build_from_embeddings(py::object ids, py::object embeddings, py::object 
   if (!sparse_embeddings.is_none()) {
     const FloatArray sparse = float_array(sparse_embeddings, "sparse_embeddings", "(n, sparse_dim)", 2, 2);
     options.sparse_dim = std::size_t(sparse.shape(1));
-    options.sparse_encoder_id = embedding_source(sparse_encoder_id, options.sparse_dim, "sparse_encoder_id");
+    options.sparse_encoder_id =
+        embedding_source(sparse_encoder_id, options.sparse_dim, "sparse_encoder_id", options.sparse_encoder_settings);
     if (options.sparse_encoder_id.empty()) throw py::value_error("sparse_encoder_id is required with sparse_embeddings");
   } else if (!sparse_encoder_id.is_none() && !py::str(sparse_encoder_id).cast<std::string>().empty()) {
     throw py::value_error("sparse_encoder_id given without sparse_embeddings");
@@ -632,6 +645,13 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
           "sparse_encoder_id", [](const PyIndex& self) { return self.documents->options().sparse_encoder_id; },
           "Identity of the model that made the Es rows (\"\" without Es).")
       .def_property_readonly(
+          "encoder_settings", [](const PyIndex& self) { return self.documents->options().encoder_settings; },
+          "Encoder.settings of the model that made the E rows, as JSON text (\"\" when not recorded).")
+      .def_property_readonly(
+          "sparse_encoder_settings",
+          [](const PyIndex& self) { return self.documents->options().sparse_encoder_settings; },
+          "Encoder.settings of the model that made the Es rows (\"\" without Es or when not recorded).")
+      .def_property_readonly(
           "sparse_dim", [](const PyIndex& self) { return self.documents->options().sparse_dim; },
           "Width of Es (0 without Es).")
       .def_property_readonly(
@@ -650,12 +670,13 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
           "The Encoder of Es queries, or None.")
       .def("__len__", [](const PyIndex& self) { return self.documents->size(); }, "Live documents.")
       .def(
-          "__contains__", [](const PyIndex& self, const std::string& id) { return self.documents->contains(id); },
+          "__contains__",
+          [](const PyIndex& self, py::handle id) { return self.documents->contains(str_argument(id, "id")); },
           py::arg("id"), "Whether a live document has this id.")
       .def(
           "text",
-          [](const PyIndex& self, const std::string& id) {
-            return self.documents->text(slot_or_key_error(*self.documents, id));
+          [](const PyIndex& self, py::handle id) {
+            return self.documents->text(slot_or_key_error(*self.documents, str_argument(id, "id")));
           },
           py::arg("id"), "The stored text of document `id`; KeyError if absent.")
       .def_property_readonly(
@@ -703,8 +724,9 @@ Raises:
     match the stored rows.)")
       .def(
           "explain",
-          [](const PyIndex& self, const std::string& query, const std::string& hit_id, py::ssize_t top_tokens,
+          [](const PyIndex& self, py::handle query_text, py::handle hit, py::ssize_t top_tokens,
              py::ssize_t top_coordinates) {
+            const std::string query = str_argument(query_text, "query"), hit_id = str_argument(hit, "hit_id");
             retrieval::Explanation e;
             {
               py::gil_scoped_release release;

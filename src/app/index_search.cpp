@@ -12,6 +12,33 @@ namespace counterpoint::app {
 
 std::string recorded_model_name(const std::string& identity) { return identity.substr(0, identity.rfind('@')); }
 
+namespace {
+
+// The model an index records, looked up by name among the installed models (resolve_model) and
+// never followed as a path: header.json is input, and loading a model runs its TorchScript, so a
+// recorded "../x" or "/tmp/x" is refused before any file of it is opened.
+std::string recorded_model(const std::string& identity, const std::string& role, const std::string& index) {
+  const std::string name = recorded_model_name(identity);
+  const bool plain = !name.empty() && name != "." && name != ".." &&
+                     name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+  if (!plain) {
+    throw CorruptFile("index " + index + " records its " + role + " as '" + identity +
+                      "', which is not the name of a model (an index names an installed model, never a path); "
+                      "pass the model to search with (--model / --sparse-model)");
+  }
+  const std::string dir = resolve_model(name);
+  // resolve_model takes a folder of the working directory before the installed models; the
+  // index's record may only select an installed one.
+  if (dir == name) {
+    throw InvalidArgument("index " + index + " records its " + role + " as " + name + ", and ./" + name +
+                          " in the working directory is a model folder, which an index's record never selects: "
+                          "pass it explicitly (--model / --sparse-model), or search from another directory");
+  }
+  return dir;
+}
+
+}  // namespace
+
 IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries) {
   if (queries.empty()) throw InvalidArgument("no queries to search");
   if (options.search.alpha && !std::isfinite(*options.search.alpha)) throw InvalidArgument("--alpha must be finite");
@@ -23,11 +50,12 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   const auto& recorded = loaded->options();
   std::string model = options.model.value_or("");
   if (!options.model) {
-    model = recorded.encoder_id.empty() ? std::string(kDefaultDenseModel) : recorded_model_name(recorded.encoder_id);
+    model = recorded.encoder_id.empty() ? std::string(kDefaultDenseModel)
+                                        : recorded_model(recorded.encoder_id, "encoder", options.index);
   }
   std::string sparse_model = options.sparse_model.value_or("");
   if (!options.sparse_model && !recorded.sparse_encoder_id.empty()) {
-    sparse_model = recorded_model_name(recorded.sparse_encoder_id);
+    sparse_model = recorded_model(recorded.sparse_encoder_id, "sparse encoder", options.index);
   }
   auto encoder = load_model(model, options.threads);
   std::shared_ptr<Encoder> sparse = sparse_model.empty() ? nullptr : load_model(sparse_model, options.threads);

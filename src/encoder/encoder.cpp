@@ -165,14 +165,89 @@ Encoding Encoder::tokenize(std::string_view text, std::size_t max_length) const 
   return model_->tokenizer().encode(text, max_length);
 }
 
-std::string Encoder::identity() const {
-  const auto prefix = [&](const std::string& file) {
-    auto sha = manifest_.files.find(file);
-    return sha == manifest_.files.end() ? std::string("unverified") : sha->second.substr(0, 12);
-  };
+namespace {
+
+std::string checksum_prefix(const ModelManifest& manifest, const std::string& file) {
+  auto sha = manifest.files.find(file);
+  return sha == manifest.files.end() ? std::string("unverified") : sha->second.substr(0, 12);
+}
+
+// "name@weights[+head]": the whole identity before the settings were part of it (it named the
+// manifest's model_file even when the int8 weights were loaded). Indexes, caches and Milvus
+// collections written then record this; the model's files still decide whether they match.
+std::string identity_before_settings(const ModelManifest& manifest) {
   // Two models may share a network and differ only in their heads.
-  return manifest_.name + "@" + prefix(manifest_.model_file) +
-         (manifest_.head_file.empty() ? "" : "+" + prefix(manifest_.head_file));
+  return manifest.name + "@" + checksum_prefix(manifest, manifest.model_file) +
+         (manifest.head_file.empty() ? "" : "+" + checksum_prefix(manifest, manifest.head_file));
+}
+
+// One field of recorded settings against this model's, as a user reads it: "pooling mean" on the
+// index's side, "model X pools cls" on the model's.
+std::string describe_setting(const std::string& field, const nlohmann::json& value) {
+  const std::string shown = value.is_string() ? "'" + value.get<std::string>() + "'" : value.dump();
+  if (field == "pooling" && value.is_string()) return "pooling " + value.get<std::string>();
+  return field + " " + shown;
+}
+
+}  // namespace
+
+std::string Encoder::settings() const {
+  const auto checksum = [&](const std::string& file) { return file.empty() ? std::string() : checksum_prefix(manifest_, file); };
+  // Keys sort in nlohmann's objects, so the text (and the identity's digest of it) is canonical.
+  const nlohmann::json settings = {
+      {"weights", model_->network_file()},
+      {"weights_sha256", checksum(model_->network_file())},
+      {"head", manifest_.head_file},
+      {"head_sha256", checksum(manifest_.head_file)},
+      {"tokenizer", manifest_.tokenizer_kind + " " + manifest_.tokenizer_file},
+      {"tokenizer_sha256", checksum(manifest_.tokenizer_file)},
+      {"lowercase", manifest_.lowercase},
+      {"pooling", to_string(manifest_.pooling)},
+      {"max_length", manifest_.max_length},
+      {"query_prefix", manifest_.query_prefix},
+      {"document_prefix", manifest_.document_prefix},
+      {"normalized", manifest_.normalized}};
+  return settings.dump();
+}
+
+std::string Encoder::identity() const {
+  return manifest_.name + "@" + checksum_prefix(manifest_, model_->network_file()) +
+         (manifest_.head_file.empty() ? "" : "+" + checksum_prefix(manifest_, manifest_.head_file)) + "#" +
+         sha256_hex(settings()).substr(0, 12);
+}
+
+std::string Encoder::identity_mismatch(const std::string& recorded_identity, const std::string& recorded_settings,
+                                       const std::string& owner) const {
+  const std::string mine = identity();
+  if (recorded_identity == mine) return "";
+  const std::size_t at = recorded_identity.rfind('@');
+  const bool before_settings = at != std::string::npos && recorded_identity.find('#', at) == std::string::npos;
+  if (before_settings && recorded_identity == identity_before_settings(manifest_)) return "";
+
+  const std::string model = "model " + manifest_.name;
+  const std::string recorded_name = recorded_identity.substr(0, at);
+  if (recorded_name != manifest_.name) {
+    return owner + " was built with model " + recorded_name + ", not " + manifest_.name;
+  }
+  nlohmann::json theirs;
+  try {
+    theirs = recorded_settings.empty() ? nlohmann::json() : nlohmann::json::parse(recorded_settings);
+  } catch (const nlohmann::json::exception&) {
+  }
+  std::string fields;
+  if (theirs.is_object()) {
+    const nlohmann::json ours = nlohmann::json::parse(settings());
+    for (const auto& [field, value] : ours.items()) {
+      const auto recorded = theirs.find(field);
+      if (recorded == theirs.end() || *recorded == value) continue;
+      const std::string side = field == "pooling" && value.is_string() ? model + " pools " + value.get<std::string>()
+                                                                        : model + " has " + describe_setting(field, value);
+      fields += (fields.empty() ? "" : "; ") + owner + " was built with " + describe_setting(field, *recorded) + "; " + side;
+    }
+  }
+  if (!fields.empty()) return fields;
+  return owner + " was built with " + recorded_identity + ", another version of " + manifest_.name +
+         " (other weights or settings)";
 }
 
 Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOptions& options,

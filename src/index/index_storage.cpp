@@ -64,24 +64,30 @@ std::string sparse_storage_name(IndexOptions::SparseStorage s) {
 }
 
 json options_to_json(const IndexOptions& o) {
-  return json{{"dim", o.dim},
-              {"sparse_dim", o.sparse_dim},
-              {"sparse_storage", sparse_storage_name(o.sparse_storage)},
-              {"kind", o.kind},
-              {"hnsw_m", o.hnsw_m},
-              {"hnsw_ef_construction", o.hnsw_ef_construction},
-              {"hnsw_ef_search", o.hnsw_ef_search},
-              {"ivf_nlist", o.ivf_nlist},
-              {"ivf_nprobe", o.ivf_nprobe},
-              {"pq_m", o.pq_m},
-              {"pq_bits", o.pq_bits},
-              {"normalize_dense", o.normalize_dense},
-              {"store_token_embeddings", o.store_token_embeddings},
-              {"token_dim", o.token_dim},
-              {"build_bm25", o.build_bm25},
-              {"bm25", {{"k1", o.bm25.k1}, {"b", o.bm25.b}, {"stem", o.bm25.stem}}},
-              {"encoder_id", o.encoder_id},
-              {"sparse_encoder_id", o.sparse_encoder_id}};
+  json options{{"dim", o.dim},
+               {"sparse_dim", o.sparse_dim},
+               {"sparse_storage", sparse_storage_name(o.sparse_storage)},
+               {"kind", o.kind},
+               {"hnsw_m", o.hnsw_m},
+               {"hnsw_ef_construction", o.hnsw_ef_construction},
+               {"hnsw_ef_search", o.hnsw_ef_search},
+               {"ivf_nlist", o.ivf_nlist},
+               {"ivf_nprobe", o.ivf_nprobe},
+               {"pq_m", o.pq_m},
+               {"pq_bits", o.pq_bits},
+               {"normalize_dense", o.normalize_dense},
+               {"store_token_embeddings", o.store_token_embeddings},
+               {"token_dim", o.token_dim},
+               {"build_bm25", o.build_bm25},
+               {"bm25", {{"k1", o.bm25.k1}, {"b", o.bm25.b}, {"stem", o.bm25.stem}}},
+               {"encoder_id", o.encoder_id},
+               {"sparse_encoder_id", o.sparse_encoder_id}};
+  // The settings are recorded as the objects they are (Encoder::settings), when known.
+  for (const auto& [key, text] : {std::pair{"encoder_settings", &o.encoder_settings},
+                                  std::pair{"sparse_encoder_settings", &o.sparse_encoder_settings}}) {
+    if (!text->empty()) options[key] = parse_json_document(*text, key);
+  }
+  return options;
 }
 
 std::string header_checksum(json header) {
@@ -435,6 +441,14 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   // Optional: indexes saved before encoder ids were recorded lack them.
   if (opts.contains("encoder_id")) o.encoder_id = field<std::string>(opts, "encoder_id", dir);
   if (opts.contains("sparse_encoder_id")) o.sparse_encoder_id = field<std::string>(opts, "sparse_encoder_id", dir);
+  // Optional too: recorded since identities cover the model's settings (Encoder::settings).
+  for (const auto& [key, settings] : {std::pair{"encoder_settings", &o.encoder_settings},
+                                      std::pair{"sparse_encoder_settings", &o.sparse_encoder_settings}}) {
+    if (!opts.contains(key)) continue;
+    const json recorded = field<json>(opts, key, dir);
+    if (!recorded.is_object()) corrupt(dir, std::string("header.json field '") + key + "' is not an object");
+    *settings = recorded.dump();
+  }
   const json bm25 = field<json>(opts, "bm25", dir);
   o.bm25.k1 = field<float>(bm25, "k1", dir);
   o.bm25.b = field<float>(bm25, "b", dir);

@@ -76,11 +76,15 @@ std::string to_string(Scorer scorer) {
 
 namespace {
 
-// An index that records the model its rows came from only accepts that model.
-void require_recorded_encoder(const std::string& recorded, const Encoder* encoder, const std::string& what) {
-  if (recorded.empty() || encoder == nullptr || encoder->identity() == recorded) return;
+// An index that records the model its rows came from only accepts that model (Encoder::identity_mismatch:
+// the same weights read with the same settings), and says which setting differs.
+void require_recorded_encoder(const std::string& recorded, const std::string& recorded_settings, const Encoder* encoder,
+                              const std::string& what) {
+  if (recorded.empty() || encoder == nullptr) return;
+  const std::string why = encoder->identity_mismatch(recorded, recorded_settings);
+  if (why.empty()) return;
   throw InvalidArgument(what + " " + encoder->identity() + " is not the model the index was built with (" + recorded +
-                        "); search with that model or rebuild the index");
+                        "): " + why + "; search with that model or rebuild the index");
 }
 
 }  // namespace
@@ -518,8 +522,9 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
   if (sparse_encoder && options.sparse_dim == 0) {
     throw InvalidArgument("a sparse encoder was given but the index stores no sparse-aware embeddings (Es)");
   }
-  require_recorded_encoder(options.encoder_id, encoder, "encoder");
-  require_recorded_encoder(options.sparse_encoder_id, sparse_encoder, "sparse encoder");
+  require_recorded_encoder(options.encoder_id, options.encoder_settings, encoder, "encoder");
+  require_recorded_encoder(options.sparse_encoder_id, options.sparse_encoder_settings, sparse_encoder,
+                           "sparse encoder");
   if (encoder && encoder->dim() != options.dim) {
     throw InvalidArgument("encoder " + encoder->manifest().name + " has width " + std::to_string(encoder->dim()) +
                           " but the index stores width " + std::to_string(options.dim));
@@ -539,9 +544,11 @@ index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* spa
   index::IndexOptions options;
   options.dim = encoder.dim();
   options.encoder_id = encoder.identity();
+  options.encoder_settings = encoder.settings();
   if (sparse_encoder) {
     options.sparse_dim = sparse_encoder->dim();
     options.sparse_encoder_id = sparse_encoder->identity();
+    options.sparse_encoder_settings = sparse_encoder->settings();
   }
   return options;
 }
@@ -554,8 +561,10 @@ void add_documents(index::DocumentIndex& index, const std::vector<std::string>& 
                           std::to_string(texts.size()) + " texts");
   }
   if (batch_size == 0) throw InvalidArgument("add_documents: batch_size must be > 0");
-  require_recorded_encoder(index.options().encoder_id, &encoder, "add_documents: encoder");
-  require_recorded_encoder(index.options().sparse_encoder_id, sparse_encoder, "add_documents: sparse encoder");
+  require_recorded_encoder(index.options().encoder_id, index.options().encoder_settings, &encoder,
+                           "add_documents: encoder");
+  require_recorded_encoder(index.options().sparse_encoder_id, index.options().sparse_encoder_settings, sparse_encoder,
+                           "add_documents: sparse encoder");
   // All or nothing: every id is checked before anything is encoded, the whole call is encoded
   // (where an error, a cancelled progress callback or Ctrl-C stops it with nothing added), and
   // only then is everything added in one DocumentIndex::add.

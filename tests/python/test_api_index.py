@@ -187,6 +187,63 @@ def test_load_refuses_an_encoder_other_than_the_one_the_index_records(index, tmp
         cp.Index.load(tmp_path / "saved", encoder=cp.Encoder.load(str(use_lite), threads=1))
 
 
+def copy_with_manifest(tmp_path, folder, **changes):
+    """The tiny model under tmp_path/folder with `changes` made to its manifest (its files untouched)."""
+    import json
+    import shutil
+    copy = tmp_path / folder
+    shutil.copytree(BERT_TINY, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for key, value in changes.items():
+        if key == "lowercase":
+            manifest["tokenizer"]["lowercase"] = value
+        else:
+            manifest[key] = value
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return cp.Encoder.load(str(copy), threads=1)
+
+
+def test_an_encoder_reading_the_weights_another_way_is_refused_by_setting(index, encoder, tmp_path):
+    import json
+    assert json.loads(index.encoder_settings)["pooling"] == "cls"
+    assert index.encoder_settings == encoder.settings and index.encoder_id == encoder.identity
+    index.save(tmp_path / "saved")
+    for name, change, says in [("mean", {"pooling": "mean"}, "pooling cls; model bert-tiny-random pools mean"),
+                               ("cased", {"lowercase": False}, "lowercase true; model bert-tiny-random has lowercase false"),
+                               ("short", {"max_length": 2}, "max_length 64; model bert-tiny-random has max_length 2")]:
+        other = copy_with_manifest(tmp_path, name, **change)
+        assert other.identity != encoder.identity
+        with pytest.raises(ValueError, match="the index was built with " + says):
+            cp.Index.load(tmp_path / "saved", encoder=other)
+    assert len(cp.Index.load(tmp_path / "saved", encoder=encoder, sparse_encoder=encoder)) == len(IDS)
+
+
+def test_an_index_recorded_before_the_settings_loads_with_its_model(index, encoder, tmp_path):
+    """An identity of the older form ("name@weights", no settings) is recomputed from the model's files."""
+    import hashlib
+    import json
+    old_identity = encoder.identity.split("#")[0]
+    index.save(tmp_path / "old")
+    header_file = tmp_path / "old" / "header.json"
+    header = json.loads(header_file.read_text())
+    for role in ("encoder", "sparse_encoder"):
+        header["options"][f"{role}_id"] = old_identity
+        del header["options"][f"{role}_settings"]
+    del header["checksum"]  # over the compact, key-sorted dump, as the library writes it
+    header["checksum"] = hashlib.sha256(json.dumps(header, sort_keys=True, separators=(",", ":"),
+                                                   ensure_ascii=False).encode()).hexdigest()
+    header_file.write_text(json.dumps(header, indent=2))
+    loaded = cp.Index.load(tmp_path / "old", encoder=encoder, sparse_encoder=encoder)
+    assert loaded.encoder_id == old_identity and loaded.encoder_settings == ""
+    assert [h.id for h in loaded.search([TEXTS[3]], k=1)[0]] == ["d3"]
+    assert encoder.identity_mismatch(old_identity) == ""
+    renamed = copy_with_manifest(tmp_path, "renamed", name="bert-tiny-renamed")
+    assert renamed.identity_mismatch(old_identity) == "the index was built with model bert-tiny-random, not " \
+        "bert-tiny-renamed"
+    with pytest.raises(ValueError, match="not bert-tiny-renamed"):
+        cp.Index.load(tmp_path / "old", encoder=renamed)
+
+
 def many(n, prefix):
     return [f"text number {i} about cats" for i in range(n)], [f"{prefix}{i}" for i in range(n)]
 

@@ -63,6 +63,19 @@ def test_a_lone_surrogate_is_a_value_error_at_every_text_argument(encoder, index
     assert len(index) == 2
 
 
+def test_a_lone_surrogate_is_a_value_error_at_the_index_lookups_too(index):
+    calls = {"id": [lambda: index.text(LONE_SURROGATE), lambda: LONE_SURROGATE in index],
+             "query": [lambda: index.explain(LONE_SURROGATE, "x")],
+             "hit_id": [lambda: index.explain("a cat", LONE_SURROGATE)]}
+    for name, lookups in calls.items():
+        for call in lookups:
+            with pytest.raises(ValueError, match=f"^{name} cannot be encoded as UTF-8"):
+                call()
+    with pytest.raises(TypeError, match="id must be str, got int"):
+        index.text(3)
+    assert index.text("x") == "a cat" and "y" in index
+
+
 @pytest.mark.parametrize("case", ["token_width_grows", "pooled_width_grows", "pooled_narrower", "one_pooled_row",
                                   "integer_outputs", "token_length_differs"])
 def test_a_model_whose_output_shape_changes_with_the_batch_is_corrupt(case):

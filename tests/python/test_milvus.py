@@ -237,6 +237,46 @@ def test_eight_threads_search_as_one_does(client, tiny, tiny_index):
         [[(h.id, h.score) for h in hits] for hits in serial]
 
 
+def tiny_with_manifest(tmp_path, **changes):
+    """The tiny model with `changes` made to its manifest (its files, and their checksums, untouched)."""
+    import shutil
+    copy = tmp_path / "-".join(f"{k}-{v}" for k, v in changes.items())
+    shutil.copytree(BERT_TINY, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest.update(changes)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return cp.Encoder.load(str(copy), threads=1)
+
+
+def test_a_collection_recorded_before_the_settings_keeps_working_with_its_model(client, tiny, tiny_index,
+                                                                               monkeypatch, tmp_path):
+    """Its identity "name@weights" (no settings) is recomputed from the model: searches and exports go on."""
+    import dataclasses
+    old_identity = tiny.identity.split("#")[0]
+    info_of_index = cpm._info_of_index
+    monkeypatch.setattr(cpm, "_info_of_index", lambda index, dtype: dataclasses.replace(
+        info_of_index(index, dtype), encoder_id=old_identity, sparse_encoder_id=old_identity, encoder_settings="",
+        sparse_encoder_settings=""))
+    cpm.export(tiny_index, client, "old_format", progress=False)
+    monkeypatch.undo()
+    assert cpm.CollectionInfo.of_collection(client, "old_format").encoder_id == old_identity
+    cpm.export(tiny_index, client, "old_format", progress=False)  # the same rows: nothing added
+    assert count(client, "old_format") == len(IDS)
+    retriever = cpm.MilvusRetriever(client, "old_format", encoder=tiny, sparse_encoder=tiny)
+    assert retriever.search(["the cat sleeps"], k=1, scorer="cosine")[0][0].id == "t00"
+    with pytest.raises(ValueError, match="collection 'old_format' was built with model bert-tiny-random, not "
+                                         "bert-tiny-renamed"):
+        cpm.MilvusRetriever(client, "old_format", encoder=tiny_with_manifest(tmp_path, name="bert-tiny-renamed"))
+
+
+def test_a_collection_names_the_setting_a_model_reads_differently(client, tiny, tiny_index, tmp_path):
+    cpm.export(tiny_index, client, "settings", progress=False)
+    assert json.loads(cpm.CollectionInfo.of_collection(client, "settings").encoder_settings)["pooling"] == "cls"
+    with pytest.raises(ValueError, match="collection 'settings' was built with pooling cls; model bert-tiny-random "
+                                         "pools mean"):
+        cpm.MilvusRetriever(client, "settings", encoder=tiny_with_manifest(tmp_path, pooling="mean"))
+
+
 def test_other_encoders_widths_and_collections_are_refused_by_name(client, tiny, tiny_index):
     cpm.export(tiny_index, client, "refusals", progress=False)
     encoder, sparse = default_models()

@@ -109,10 +109,25 @@ class Encoder {
   const std::string& directory() const { return directory_; }
   std::size_t dim() const { return manifest_.embedding_dim; }
   std::size_t token_dim() const { return manifest_.token_dim; }
-  // "<manifest name>@<first 12 hex digits of the model file's SHA-256>", plus "+<12 of the
-  // head's>" for a model with a head: names the exact network whose embeddings an index holds,
-  // so rows from another model are caught.
+  // "<manifest name>@<first 12 hex digits of the loaded weights file's SHA-256>", plus "+<12 of
+  // the head's>" for a model with a head, plus "#<12 hex digits of the SHA-256 of settings()>":
+  // names the exact network and every manifest setting that changes its embeddings, so rows of
+  // another model, or of this one read another way (pooling, lower-casing, max_length, prefixes,
+  // the int8 weights), are caught.
   std::string identity() const;
+  // What of the model changes its embeddings, as JSON text (an object, keys sorted): the weights
+  // file loaded (model.pt, or model-int8.pt with EncoderConfig::int8), the head and tokenizer
+  // files with their checksums, the tokenizer kind, lowercase, pooling, max_length, the prefixes
+  // and normalized. Indexes record it beside identity(), so a mismatch can name the field.
+  std::string settings() const;
+  // "" when rows recorded as made by `recorded_identity` are this encoder's: its identity(), or
+  // an identity recorded before the settings were part of it ("name@weights[+head]", no '#')
+  // that this model's files still match, so nobody re-encodes a corpus for nothing. Otherwise
+  // why not, in the user's terms, e.g. "<owner> was built with pooling mean; model X pools cls",
+  // the fields read from `recorded_settings` (settings() of the model that made the rows; "" when
+  // not recorded).
+  std::string identity_mismatch(const std::string& recorded_identity, const std::string& recorded_settings,
+                                const std::string& owner = "the index") const;
   // The network and tokenizer, for training and for callers that need tensors.
   TorchTextModel& model() const { return *model_; }
 

@@ -68,6 +68,10 @@ struct IndexOptions {
   // indexes written before these fields existed). Retrieval refuses other models.
   std::string encoder_id;
   std::string sparse_encoder_id;
+  // Encoder::settings() of those models (JSON text; "" = not recorded, as in indexes written
+  // before): what lets a mismatch name the field that differs.
+  std::string encoder_settings;
+  std::string sparse_encoder_settings;
 };
 
 struct SearchParams {

@@ -16,6 +16,7 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/index/document_index.h"
+#include "index_test_support.h"
 
 namespace counterpoint::index {
 namespace {
@@ -79,13 +80,7 @@ class IndexBadInput : public ::testing::Test {
     check();
     std::ofstream(path, std::ios::binary | std::ios::trunc) << original;
   }
-  void rewrite_header(const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json header = nlohmann::json::parse(read_file(join_path(dir(), "header.json")));
-    edit(header);
-    header.erase("checksum");
-    header["checksum"] = sha256_hex(header.dump());
-    write_file_atomic(join_path(dir(), "header.json"), header.dump(2));
-  }
+  void rewrite_header(const std::function<void(nlohmann::json&)>& edit) { test_support::rewrite_header(dir(), edit); }
   std::string load_error() const { return error_of<CorruptFile>([&] { DocumentIndex::load(dir()); }); }
 
   fs::path root_;

@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 using test_support::random_rows;
+using test_support::rewrite_header;
 
 class IndexStorage : public ::testing::Test {
  protected:
@@ -94,14 +95,6 @@ class IndexStorage : public ::testing::Test {
       EXPECT_EQ(ha[i].slot, hb[i].slot);
       EXPECT_FLOAT_EQ(ha[i].score, hb[i].score);
     }
-  }
-
-  static void rewrite_header(const std::string& d, const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json header = nlohmann::json::parse(read_file(join_path(d, "header.json")));
-    edit(header);
-    header.erase("checksum");
-    header["checksum"] = sha256_hex(header.dump());
-    write_file_atomic(join_path(d, "header.json"), header.dump(2));
   }
 
   template <typename Exception>

@@ -1,8 +1,13 @@
-// Test support for the index layer: reproducible random embeddings.
+// Test support for the index layer: reproducible random embeddings, and saved headers rewritten
+// as another writer would have written them.
 #pragma once
 
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <string>
 
+#include "counterpoint/core/files.h"
 #include "counterpoint/core/matrix.h"
 
 namespace counterpoint::index::test_support {
@@ -15,6 +20,16 @@ inline Matrix random_rows(std::size_t rows, std::size_t cols, unsigned seed) {
   for (float& v : m.values()) v = normal(gen);
   normalize_rows(m);
   return m;
+}
+
+// Rewrites header.json of the index saved in `dir` through `edit`, with a checksum that matches
+// again: an older version's header, or a damaged one that its checksum does not catch.
+inline void rewrite_header(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json header = nlohmann::json::parse(read_file(join_path(dir, "header.json")));
+  edit(header);
+  header.erase("checksum");
+  header["checksum"] = sha256_hex(header.dump());
+  write_file_atomic(join_path(dir, "header.json"), header.dump(2));
 }
 
 }  // namespace counterpoint::index::test_support
