@@ -16,6 +16,7 @@
 #include <faiss/impl/io.h>
 #include <faiss/index_io.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +34,7 @@
 #include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
 #include "document_index_state.h"
+#include "index_storage_hooks.h"
 
 namespace counterpoint::index {
 
@@ -102,30 +105,93 @@ void fsync_path(const std::string& path) {
   ::close(fd);
 }
 
-// Moves `fresh` into place at `target`, atomically exchanging with an existing directory.
-void swap_into_place(const fs::path& fresh, const fs::path& target) {
+std::function<void(storage_testing::StorageStep, const std::string&)>& storage_hook() {
+  static std::function<void(storage_testing::StorageStep, const std::string&)> hook;
+  return hook;
+}
+bool exchange_refused_for_tests = false;
+
+void reached(storage_testing::StorageStep step, const fs::path& dir) {
+  if (storage_hook()) storage_hook()(step, dir.string());
+}
+
+// renameat2(RENAME_EXCHANGE) of two paths; false with errno when the file system (or kernel)
+// cannot exchange.
+bool exchange(const fs::path& a, const fs::path& b) {
+  if (exchange_refused_for_tests) {
+    errno = EINVAL;
+    return false;
+  }
+  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
+}
+
+// The version directories of the indirection below: ".NAME.version-PID-N" beside the target,
+// named apart from the working directories remove_stale_saves may remove.
+std::string version_prefix(const fs::path& target) { return "." + target.filename().string() + ".version-"; }
+
+// File systems without RENAME_EXCHANGE cannot swap a directory for another, and rename(2) cannot
+// replace a non-empty one. There the index is a version indirection: `target` is a symbolic link
+// to a version directory beside it, and a save links the new version in by renaming a fresh link
+// over the old one (one atomic step), then removes the previous version. A reader opens the
+// directory through the link once and reads every file relative to it (load). Only the first such
+// save of a folder that is still a plain directory has a moment without `target`.
+void link_into_place(const fs::path& fresh, const fs::path& target, const std::string& tag) {
+  const fs::path version = target.parent_path() / (version_prefix(target) + tag);
+  const fs::path link = target.parent_path() / ("." + target.filename().string() + ".link-" + tag);
+  if (::rename(fresh.c_str(), version.c_str()) != 0) {
+    throw IoError("cannot rename " + fresh.string() + " to " + version.string() + ": " + std::strerror(errno));
+  }
+  std::error_code ec;
+  // The previous version, removed once replaced: only a version directory of ours, never the
+  // folder a user's own link points to.
+  fs::path previous;
+  if (fs::is_symlink(target, ec)) {
+    const fs::path pointed = fs::read_symlink(target, ec);
+    if (!ec && !pointed.has_parent_path() && pointed.string().rfind(version_prefix(target), 0) == 0) {
+      previous = target.parent_path() / pointed;
+    }
+  }
+  fs::remove(link, ec);
+  fs::create_directory_symlink(version.filename(), link, ec);
+  if (ec) throw IoError("cannot create the link " + link.string() + ": " + ec.message());
+  if (!fs::is_symlink(target, ec) && fs::exists(target, ec)) {
+    // A plain directory: moved aside first (the one moment without `target`).
+    const fs::path old = fs::path(fresh.string() + ".old");
+    if (::rename(target.c_str(), old.c_str()) != 0) {
+      throw IoError("cannot replace " + target.string() + ": " + std::strerror(errno));
+    }
+    previous = old;
+  }
+  if (::rename(link.c_str(), target.c_str()) != 0) {
+    throw IoError("cannot replace " + target.string() + ": " + std::strerror(errno));
+  }
+  reached(storage_testing::StorageStep::kSaveSwapped, target);
+  if (!previous.empty()) fs::remove_all(previous, ec);
+}
+
+// Moves `fresh` into place at `target`, atomically for readers: exchanged with an existing
+// directory (RENAME_EXCHANGE), else through a version indirection (link_into_place).
+void swap_into_place(const fs::path& fresh, const fs::path& target, const std::string& tag) {
   std::error_code ec;
   const bool exists = fs::exists(target, ec);
   if (exists && !fs::is_directory(target, ec)) {
     throw IoError("cannot save index: " + target.string() + " exists and is not a directory");
   }
+  const bool linked = fs::is_symlink(target, ec) &&
+                      fs::read_symlink(target, ec).string().rfind(version_prefix(target), 0) == 0;
   if (!exists) {
     if (::rename(fresh.c_str(), target.c_str()) != 0) {
       throw IoError("cannot rename " + fresh.string() + " to " + target.string() + ": " + std::strerror(errno));
     }
+    reached(storage_testing::StorageStep::kSaveSwapped, target);
     return;
   }
-  if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+  if (!linked && exchange(fresh, target)) {
+    reached(storage_testing::StorageStep::kSaveSwapped, target);
     fs::remove_all(fresh, ec);  // now holds the previous index
     return;
   }
-  // File systems without RENAME_EXCHANGE: two renames; the previous index survives as
-  // `old` if the process dies between them.
-  const fs::path old = fs::path(fresh.string() + ".old");
-  if (::rename(target.c_str(), old.c_str()) != 0 || ::rename(fresh.c_str(), target.c_str()) != 0) {
-    throw IoError("cannot replace " + target.string() + ": " + std::strerror(errno));
-  }
-  fs::remove_all(old, ec);
+  link_into_place(fresh, target, tag);
 }
 
 // Where save(dir) writes: the normalised target directory, its parent, and the name of the
@@ -192,9 +258,57 @@ std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b, const std::string& d
   return out;
 }
 
-// Reads one section after checking its recorded and actual lengths against `expected`
-// (the length implied by the header's counts), then its checksum.
-std::string read_section(const std::string& dir, const json& sections, const std::string& name,
+// A file opened relative to the directory a load holds open, closed on scope exit.
+class OpenedFile {
+ public:
+  // O_NONBLOCK: a FIFO planted in an index does not wait for a writer (fstat refuses it next).
+  OpenedFile(int dirfd, const std::string& file)
+      : fd_(::openat(dirfd, file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) {}
+  ~OpenedFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OpenedFile(const OpenedFile&) = delete;
+  OpenedFile& operator=(const OpenedFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The size of an opened regular file `name` of `dir` (`what` in messages); CorruptFile naming
+// what it found for anything else, in the words of core's file checks.
+std::uint64_t regular_size(const OpenedFile& opened, const std::string& dir, const std::string& name,
+                           const std::string& what) {
+  struct stat st;
+  if (::fstat(opened.fd(), &st) != 0) corrupt(dir, what + " cannot be inspected: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    try {
+      require_regular_file(join_path(dir, name));
+    } catch (const Error& e) {
+      corrupt(dir, what + ": " + e.what());
+    }
+    corrupt(dir, what + " is not a regular file");
+  }
+  return std::uint64_t(st.st_size);
+}
+
+// All `size` bytes of an opened file.
+std::string read_opened(const OpenedFile& opened, std::uint64_t size, const std::string& dir, const std::string& file) {
+  std::string bytes(std::size_t(size), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::read(opened.fd(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw IoError("index " + dir + ": error while reading " + file + ": " + std::strerror(errno));
+    if (n == 0) corrupt(dir, "section file " + file + " changed while being read");
+    done += std::size_t(n);
+  }
+  return bytes;
+}
+
+// Reads one section of the directory open as `dirfd` after checking its recorded and actual
+// lengths against `expected` (the length implied by the header's counts), then its checksum.
+std::string read_section(const std::string& dir, int dirfd, const json& sections, const std::string& name,
                          std::uint64_t expected) {
   auto it = sections.find(name);
   if (it == sections.end()) corrupt(dir, "header.json lists no section '" + name + "'");
@@ -208,19 +322,38 @@ std::string read_section(const std::string& dir, const json& sections, const std
     corrupt(dir, "section '" + name + "' records " + std::to_string(recorded) + " bytes but the header's counts imply " +
                      std::to_string(expected));
   }
-  const std::string path = join_path(dir, file);
-  std::error_code ec;
-  const std::uintmax_t actual = fs::file_size(path, ec);
-  if (ec) corrupt(dir, "section file " + file + " is missing");
+  const OpenedFile opened(dirfd, file);
+  if (opened.fd() < 0) corrupt(dir, "section file " + file + " is missing");
+  const std::uint64_t actual = regular_size(opened, dir, file, "section file " + file);
   if (actual != recorded) {
     corrupt(dir, "section file " + file + " has " + std::to_string(actual) + " bytes, header records " +
                      std::to_string(recorded) + " (truncated or overwritten)");
   }
-  std::string bytes = read_file(path);
-  if (bytes.size() != recorded) corrupt(dir, "section file " + file + " changed while being read");
+  const std::string bytes = read_opened(opened, recorded, dir, file);
   if (sha256_hex(bytes) != sha) corrupt(dir, "section file " + file + " fails its SHA-256 checksum");
   return bytes;
 }
+
+// The directory a load reads, held open so that every file comes from the same one.
+class OpenedDirectory {
+ public:
+  explicit OpenedDirectory(const std::string& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) throw FileNotFound("index directory cannot be opened: " + dir + ": " + std::strerror(errno));
+  }
+  ~OpenedDirectory() { ::close(fd_); }
+  OpenedDirectory(const OpenedDirectory&) = delete;
+  OpenedDirectory& operator=(const OpenedDirectory&) = delete;
+  int fd() const { return fd_; }
+  // False once `dir` names another directory than the one held: a save replaced it.
+  bool still_at(const std::string& dir) const {
+    struct stat now, held;
+    return ::stat(dir.c_str(), &now) == 0 && ::fstat(fd_, &held) == 0 && now.st_dev == held.st_dev &&
+           now.st_ino == held.st_ino;
+  }
+
+ private:
+  int fd_;
+};
 
 class Cursor {
  public:
@@ -314,7 +447,8 @@ void DocumentIndex::save(const std::string& dir) const {
   const SavePaths paths = save_paths(dir);
   const fs::path& target = paths.target;
   const fs::path& parent = paths.parent;
-  const fs::path fresh = paths.working(std::to_string(save_counter++));
+  const std::string tag = std::to_string(save_counter++);
+  const fs::path fresh = paths.working(tag);
   std::error_code ec;
   require_replaceable(target);
   fs::create_directories(parent, ec);
@@ -381,7 +515,8 @@ void DocumentIndex::save(const std::string& dir) const {
     header["checksum"] = header_checksum(header);
     write_file_atomic((fresh / kHeaderFile).string(), header.dump(2));
     fsync_path(fresh.string());
-    swap_into_place(fresh, target);
+    reached(storage_testing::StorageStep::kSaveWritten, target);
+    swap_into_place(fresh, target, std::to_string(::getpid()) + "-" + tag);
     fsync_path(parent.string());
   } catch (...) {
     fs::remove_all(fresh, ec);
@@ -393,15 +528,36 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw FileNotFound("index directory not found: " + dir);
   if (!fs::is_directory(dir, ec)) throw FileNotFound("index path is not a directory: " + dir);
-  const std::string header_path = join_path(dir, kHeaderFile);
-  if (!fs::exists(header_path, ec)) {
-    corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
+  // A save swaps a whole new directory in (swap_into_place) and then removes the previous one,
+  // whose files a load that began before may still be opening. Every file is read relative to
+  // the directory as first opened, so a load sees one index whole; when that one was removed
+  // under it, `dir` names the new one, which is read instead.
+  constexpr int kAttempts = 8;
+  for (int attempt = 1;; ++attempt) {
+    const OpenedDirectory opened(dir);
+    try {
+      return load_directory(dir, opened.fd());
+    } catch (const Error&) {
+      if (attempt < kAttempts && !opened.still_at(dir)) continue;
+      throw;
+    }
+  }
+}
+
+DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
+  const OpenedFile header_file(dirfd, kHeaderFile);
+  if (header_file.fd() < 0) {
+    if (errno == ENOENT) corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
+    corrupt(dir, std::string("header.json cannot be opened: ") + std::strerror(errno));
+  }
+  const std::uint64_t header_bytes = regular_size(header_file, dir, kHeaderFile, "header.json");
+  if (header_bytes > kMaxHeaderBytes) {
+    corrupt(dir, "header.json is " + std::to_string(header_bytes) + " bytes, above the 1 MiB it may hold");
   }
   json header;
   try {
-    header = read_json_document(header_path, kMaxHeaderBytes);
-  } catch (const InvalidArgument& e) {  // not a regular file, or above the limit
-    corrupt(dir, std::string("header.json: ") + e.what());
+    header = parse_json_document(read_opened(header_file, header_bytes, dir, "header.json"),
+                                 join_path(dir, kHeaderFile));
   } catch (const CorruptFile& e) {  // names header.json, line and column
     corrupt(dir, e.what());
   }
@@ -417,6 +573,8 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
     corrupt(dir, "format version " + std::to_string(version) + " is not supported (this build reads version " +
                      std::to_string(kVersion) + ")");
   }
+
+  reached(storage_testing::StorageStep::kLoadHeaderRead, dir);
 
   // ---- options and counts ----
   const json opts = field<json>(header, "options", dir);
@@ -474,7 +632,7 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
 
   // ---- documents ----
   {
-    const std::string bytes = read_section(dir, sections, "documents", UINT64_MAX);
+    const std::string bytes = read_section(dir, dirfd, sections, "documents", UINT64_MAX);
     if (bytes.size() / kMinDocumentRecord < slots) {
       corrupt(dir, "documents.bin (" + std::to_string(bytes.size()) + " bytes) is too short for " +
                        std::to_string(slots) + " slots");
@@ -515,14 +673,14 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   // ---- dense / sparse / tokens ----
   if (st.is_ivf()) {
     const std::string bytes =
-        read_section(dir, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
+        read_section(dir, dirfd, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
     st.dense_rows.resize(slots * o.dim);
     if (!bytes.empty()) std::memcpy(st.dense_rows.data(), bytes.data(), bytes.size());
   }
   if (o.sparse_dim > 0) {
     const bool half = o.sparse_storage == IndexOptions::SparseStorage::kFloat16;
     const std::uint64_t n = checked_mul(slots, o.sparse_dim, dir, "sparse");
-    const std::string bytes = read_section(dir, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
+    const std::string bytes = read_section(dir, dirfd, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
     if (half) {
       st.sparse_f16.resize(n);
       if (!bytes.empty()) std::memcpy(st.sparse_f16.data(), bytes.data(), bytes.size());
@@ -534,7 +692,7 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   if (o.store_token_embeddings) {
     const std::uint64_t values = checked_mul(token_rows, o.token_dim, dir, "tokens");
     const std::uint64_t expected = checked_mul(slots, 8, dir, "tokens") + checked_mul(values, 4, dir, "tokens");
-    const std::string bytes = read_section(dir, sections, "tokens", expected);
+    const std::string bytes = read_section(dir, dirfd, sections, "tokens", expected);
     Cursor cur(bytes, dir, "tokens.bin");
     std::vector<std::uint64_t> rows(slots);
     std::uint64_t total = 0;
@@ -554,7 +712,7 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   }
   // ---- faiss ----
   if (trained) {
-    const std::string bytes = read_section(dir, sections, "faiss", UINT64_MAX);
+    const std::string bytes = read_section(dir, dirfd, sections, "faiss", UINT64_MAX);
     faiss::VectorIOReader reader;
     reader.data.assign(bytes.begin(), bytes.end());
     std::unique_ptr<faiss::Index> index;
@@ -596,5 +754,12 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   }
   return std::move(*built);
 }
+
+namespace storage_testing {
+
+void set_storage_hook(std::function<void(StorageStep, const std::string&)> hook) { storage_hook() = std::move(hook); }
+void refuse_exchange(bool refuse) { exchange_refused_for_tests = refuse; }
+
+}  // namespace storage_testing
 
 }  // namespace counterpoint::index

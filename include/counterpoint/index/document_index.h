@@ -173,7 +173,8 @@ class DocumentIndex {
   static void require_saveable(const std::string& dir);
   // Reads an index written by save(). FileNotFound if `dir` does not exist; CorruptFile
   // naming the file and the mismatch for a wrong format/version, missing or truncated
-  // section, checksum mismatch or inconsistent sizes.
+  // section, checksum mismatch or inconsistent sizes. A save of `dir` by another thread or
+  // process while this reads gives the old index or the new one, never a mix.
   static DocumentIndex load(const std::string& dir);
 
   // Bytes held in memory by stored rows, texts and the FAISS index (approximate).
@@ -183,6 +184,8 @@ class DocumentIndex {
 
  private:
   explicit DocumentIndex(std::unique_ptr<State> state);
+  // load()'s reading of the directory `dir` open as `dirfd`: every file is opened relative to it.
+  static DocumentIndex load_directory(const std::string& dir, int dirfd);
   std::unique_ptr<State> state_;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -13,6 +14,7 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/index/document_index.h"
+#include "index_storage_hooks.h"
 #include "index_test_support.h"
 
 namespace counterpoint::index {
@@ -287,6 +289,110 @@ TEST_F(IndexStorage, SavingNeverReplacesAFolderThatIsNotAnIndex) {
   index.save(dir("empty"));
   index.save(dir("empty"));  // an index of this library is replaced
   expect_same(index, DocumentIndex::load(dir("empty")));
+}
+
+// Saves and loads of one folder at the same time (a search process reloading while another saves):
+// a load sees the old index or the new one whole, never one's header with the other's sections.
+// The hooks run the other side at each step of a save or of a load, so every interleaving that
+// matters is reached on every run, not by chance.
+class ConcurrentSave : public IndexStorage {
+ protected:
+  void TearDown() override {
+    storage_testing::set_storage_hook(nullptr);
+    storage_testing::refuse_exchange(false);
+    IndexStorage::TearDown();
+  }
+  // A small index of `n` documents "<prefix>-i": the two versions differ in size and ids.
+  static DocumentIndex version(const std::string& prefix, std::size_t n) {
+    IndexOptions o;
+    o.dim = 8;
+    o.sparse_dim = 6;
+    o.store_token_embeddings = true;
+    o.token_dim = 3;
+    DocumentIndex index(o);
+    std::vector<std::string> ids, texts;
+    std::vector<Matrix> tokens;
+    for (std::size_t i = 0; i < n; ++i) {
+      ids.push_back(prefix + "-" + std::to_string(i));
+      texts.push_back(prefix + " text");
+      tokens.push_back(random_rows(2, 3, unsigned(i)));
+    }
+    index.add(texts, ids, random_rows(n, 8, unsigned(n)), random_rows(n, 6, unsigned(n) + 1), tokens);
+    return index;
+  }
+  // Which version a loaded index is, after checking it is that version whole.
+  static std::string which(const DocumentIndex& loaded, const DocumentIndex& old_one, const DocumentIndex& new_one) {
+    const DocumentIndex& expected = loaded.size() == old_one.size() ? old_one : new_one;
+    expect_same(expected, loaded);
+    return &expected == &old_one ? "old" : "new";
+  }
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(root_)) {
+      if (entry.path().filename() != "idx") names.push_back(entry.path().filename().string());
+    }
+    return names;
+  }
+
+  void loads_at_every_step_of_a_save() {
+    const DocumentIndex old_one = version("old", 5), new_one = version("new", 9);
+    old_one.save(dir());
+    std::map<storage_testing::StorageStep, std::string> seen;
+    storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
+      if (step != storage_testing::StorageStep::kLoadHeaderRead) seen[step] = which(DocumentIndex::load(dir()), old_one, new_one);
+    });
+    new_one.save(dir());
+    storage_testing::set_storage_hook(nullptr);
+    EXPECT_EQ(seen[storage_testing::StorageStep::kSaveWritten], "old");
+    EXPECT_EQ(seen[storage_testing::StorageStep::kSaveSwapped], "new");
+    EXPECT_EQ(which(DocumentIndex::load(dir()), old_one, new_one), "new");
+  }
+
+  // The reproduction: a load that has read the old header when a whole save runs.
+  void a_save_in_the_middle_of_a_load() {
+    const DocumentIndex old_one = version("old", 5), new_one = version("new", 9);
+    old_one.save(dir());
+    int saves = 0;
+    storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
+      if (step == storage_testing::StorageStep::kLoadHeaderRead && saves++ == 0) new_one.save(dir());
+    });
+    const DocumentIndex loaded = DocumentIndex::load(dir());
+    storage_testing::set_storage_hook(nullptr);
+    EXPECT_EQ(saves, 2);  // the first load's directory was removed under it; the second read the new one
+    EXPECT_EQ(which(loaded, old_one, new_one), "new");
+  }
+};
+
+TEST_F(ConcurrentSave, ALoadAtEveryStepOfASaveSeesTheOldOrTheNewIndexWhole) {
+  loads_at_every_step_of_a_save();
+  EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+  EXPECT_FALSE(fs::is_symlink(dir()));
+}
+
+TEST_F(ConcurrentSave, ALoadThatASaveOvertakesReadsTheNewIndexNotAMix) {
+  a_save_in_the_middle_of_a_load();
+  EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+}
+
+// File systems without RENAME_EXCHANGE: the folder becomes a link to a version directory, and
+// later saves replace the link in one step.
+TEST_F(ConcurrentSave, WithoutAnExchangeTheVersionIndirectionKeepsLoadsWhole) {
+  storage_testing::refuse_exchange(true);
+  loads_at_every_step_of_a_save();
+  EXPECT_TRUE(fs::is_symlink(dir()));
+  EXPECT_EQ(leftovers().size(), 1u);  // the version the link names
+  loads_at_every_step_of_a_save();    // the link replaced by a link
+  a_save_in_the_middle_of_a_load();
+  ASSERT_EQ(leftovers().size(), 1u);
+  EXPECT_EQ(fs::read_symlink(dir()).string(), leftovers().front());
+  // A folder that is the user's link to their own index elsewhere keeps that index.
+  const DocumentIndex elsewhere = version("theirs", 3);
+  elsewhere.save(dir("theirs"));
+  fs::remove(dir());
+  fs::create_directory_symlink("theirs", dir());
+  version("mine", 4).save(dir());
+  EXPECT_EQ(DocumentIndex::load(dir()).size(), 4u);
+  EXPECT_EQ(DocumentIndex::load(dir("theirs")).size(), 3u);
 }
 
 }  // namespace
