@@ -1,10 +1,12 @@
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <vector>
 
 #include "commands.h"
@@ -85,14 +87,20 @@ void print_resumed(std::size_t resumed_from) {
 
 namespace {
 
-// Unsigned options (counts, sizes, -k) take non-negative numbers only: CLI11 would otherwise turn
-// "-k -1" into 18446744073709551615 and report that.
+// Unsigned options (counts, sizes, -k) take non-negative numbers that fit 64 bits only: CLI11 would
+// otherwise turn "-k -1" into 18446744073709551615, and "-k 1180591620717411303424" (2**70) into
+// the same number, and report that.
 void refuse_negative_counts(CLI::App& app) {
   static const CLI::Validator non_negative(
       [](std::string& value) {
         const auto first = value.find_first_not_of(" \t");
-        return first != std::string::npos && value[first] == '-' ? "must be a non-negative integer, got " + value
-                                                                 : std::string();
+        if (first != std::string::npos && value[first] == '-') return "must be a non-negative integer, got " + value;
+        unsigned long long parsed = 0;
+        const char* begin = value.data() + (first == std::string::npos ? value.size() : first);
+        if (std::from_chars(begin, value.data() + value.size(), parsed).ec == std::errc::result_out_of_range) {
+          return "must be at most " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + ", got " + value;
+        }
+        return std::string();
       },
       "", "non-negative");
   for (CLI::Option* option : app.get_options()) {

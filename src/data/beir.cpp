@@ -14,10 +14,15 @@
 namespace counterpoint::data {
 namespace {
 
-bool parse_int(std::string_view text, int& value) {
+enum class IntParse { kOk, kNotAnInteger, kOutOfRange };
+
+IntParse parse_int(std::string_view text, int& value) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return error == std::errc() && end == text.data() + text.size() && !text.empty();
+  if (text.empty() || end != text.data() + text.size()) return IntParse::kNotAnInteger;
+  // An integer all the same ("2147483648" is one): only too large for a grade.
+  if (error == std::errc::result_out_of_range) return IntParse::kOutOfRange;
+  return error == std::errc() ? IntParse::kOk : IntParse::kNotAnInteger;
 }
 
 // "score" is a column name; "1.5" or "x1" is a malformed grade that must not be skipped silently.
@@ -96,7 +101,13 @@ Qrels load_qrels(const std::string& path) {
                                    std::to_string(fields.size()));
     }
     int grade = 0;
-    if (!parse_int(fields.back(), grade)) {
+    const IntParse parsed = parse_int(fields.back(), grade);
+    if (parsed == IntParse::kOutOfRange) {
+      detail::throw_line_error(path, line.number,
+                               "relevance grade " + std::string(fields.back()) + " is out of range (grades are "
+                               "integers from -2147483648 to 2147483647)");
+    }
+    if (parsed != IntParse::kOk) {
       if (may_be_header && looks_like_column_name(fields.back())) continue;
       detail::throw_line_error(path, line.number,
                                "relevance grade \"" + std::string(fields.back()) +

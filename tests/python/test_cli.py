@@ -405,6 +405,8 @@ def test_negative_counts_and_absurd_thread_counts_are_refused_by_name(tmp_path):
     negative = run("search", "--index", tmp_path, "--query", "x", "-k", -1, check=False)
     assert negative.returncode != 0 and "--k: must be a non-negative integer, got -1" in negative.stderr
     assert "18446744073709551615" not in negative.stderr
+    huge = run("search", "--index", tmp_path, "--query", "x", "-k", 2 ** 70, check=False)
+    assert huge.returncode != 0 and f"--k: must be at most 18446744073709551615, got {2 ** 70}" in huge.stderr
     threads = run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", tmp_path / "i",
                   "--model", TINY_MODEL, "--threads", 10000, check=False)
     assert threads.returncode == 1 and "must be between 0 (all cores) and 256, got 10000" in threads.stderr

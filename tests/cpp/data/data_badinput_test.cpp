@@ -51,10 +51,16 @@ TEST(DataBadInput, CorpusLinesMustBeObjects) {
   EXPECT_NE(corrupt_message([&] { load_jsonl_documents(number); }).find(number + ":1: "), std::string::npos);
 }
 
-TEST(DataBadInput, GradeBeyondIntIsNotAnInteger) {
-  const std::string path = scratch_file("big.tsv", "q\td\t99999999999999999999\n");
-  EXPECT_EQ(corrupt_message([&] { load_qrels(path); }),
-            path + ":1: relevance grade \"99999999999999999999\" is not an integer");
+// 2147483648 is an integer, too large for a grade: said so, not "is not an integer".
+TEST(DataBadInput, GradeBeyondIntIsOutOfRange) {
+  for (const std::string grade : {"2147483648", "-2147483649", "99999999999999999999"}) {
+    const std::string path = scratch_file("big.tsv", "q\td\t" + grade + "\n");
+    EXPECT_EQ(corrupt_message([&] { load_qrels(path); }),
+              path + ":1: relevance grade " + grade + " is out of range (grades are integers from -2147483648 to "
+                                                      "2147483647)");
+  }
+  const std::string largest = scratch_file("largest.tsv", "q\td\t2147483647\n");
+  EXPECT_EQ(load_qrels(largest).at("q").at("d"), 2147483647);
 }
 
 TEST(DataBadInput, RunRankBeyondLongAndNonFiniteScoresAreRejected) {
