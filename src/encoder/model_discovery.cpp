@@ -70,7 +70,9 @@ std::string models_directory(const std::string& fallback_models_dir) {
   for (const ModelFolder& f : folders) {
     if (path_exists(f.path)) return f.path;
   }
-  return user_models_directory();
+  // None exists yet: where an install would go, or "" with no home to cache in (the CLI reads
+  // this while it starts, so it must not throw).
+  return folders.empty() ? std::string() : folders.back().path;
 }
 
 std::vector<std::string> installed_models(const std::string& dir) {

@@ -74,6 +74,17 @@ TEST_F(ModelDiscovery, ThePerUserCacheFollowsXdgElseHome) {
   EXPECT_EQ(user_models_directory(), (root_ / "home" / ".cache" / "counterpoint" / "models").string());
 }
 
+TEST_F(ModelDiscovery, WithoutAHomeTheCacheDropsOutAndTheOtherFoldersStillServe) {
+  ScopedEnv models("COUNTERPOINT_MODELS", std::nullopt);
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+  ScopedEnv home("HOME", std::nullopt);
+  EXPECT_THROW(user_models_directory(), InvalidArgument);
+  const auto folders = model_search_path();
+  ASSERT_EQ(folders.size(), 1u);
+  EXPECT_EQ(folders[0].role, "set-up's models");
+  EXPECT_EQ(models_directory(), COUNTERPOINT_SOURCE_DIR "/models/installed");  // never throws: the CLI reads it
+}
+
 TEST_F(ModelDiscovery, ANameResolvesInTheFirstFolderHoldingItAndFallsThroughToTheCache) {
   ScopedEnv models("COUNTERPOINT_MODELS", (root_ / "env").string());
   ScopedEnv xdg("XDG_CACHE_HOME", (root_ / "xdg").string());
