@@ -81,9 +81,19 @@ class CollectionInfo:
         if not isinstance(record, dict) or record.get("format") != FORMAT:
             raise ValueError(f"collection '{collection}' was not written by counterpoint.milvus "
                              f"(its description is {description[:120]!r}, expected a {FORMAT} record)")
-        return CollectionInfo(record["encoder_id"], record["sparse_encoder_id"], int(record["dim"]),
-                              int(record["sparse_dim"]), record["sparse_dtype"],
-                              str(record.get("encoder_settings", "")), str(record.get("sparse_encoder_settings", "")))
+        try:
+            info = CollectionInfo(str(record["encoder_id"]), str(record["sparse_encoder_id"]), int(record["dim"]),
+                                  int(record["sparse_dim"]), record["sparse_dtype"],
+                                  str(record.get("encoder_settings", "")),
+                                  str(record.get("sparse_encoder_settings", "")))
+        except (KeyError, TypeError, ValueError) as error:
+            missing = f"lacks {error}" if isinstance(error, KeyError) else f"has a field of the wrong type ({error})"
+            raise ValueError(f"collection '{collection}' has a damaged {FORMAT} description: it {missing} "
+                             f"(its description is {description[:120]!r}); drop it and export again") from None
+        if info.sparse_dtype not in (None, "float32", "float16"):
+            raise ValueError(f"collection '{collection}' has a damaged {FORMAT} description: sparse_dtype "
+                             f"{info.sparse_dtype!r}; drop it and export again")
+        return info
 
     def check_matches(self, other: "CollectionInfo", collection: str) -> None:
         """ValueError naming both sides when `other` (an index's rows) is not what the collection holds."""

@@ -33,6 +33,7 @@
 #include "counterpoint/core/json_document.h"
 #include "counterpoint/core/json_integer.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/text/words.h"
 #include "document_index_state.h"
 #include "index_storage_hooks.h"
 
@@ -647,6 +648,20 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
       std::string text = cur.str(cur.u64());
       if (flag == 1) {
         if (id.empty()) corrupt(dir, "documents.bin has an empty id at slot " + std::to_string(s));
+        // Ids and texts reach Python as str: bytes that are not UTF-8 are damage found here, not a
+        // UnicodeDecodeError at every later ids() or text() (BM25 checks the texts it analyses).
+        try {
+          text::alphanumeric_words(id);
+        } catch (const InvalidArgument& e) {
+          corrupt(dir, "documents.bin: the id at slot " + std::to_string(s) + " is not UTF-8 (" + e.what() + ")");
+        }
+        if (!st.bm25) {
+          try {
+            text::alphanumeric_words(text);
+          } catch (const InvalidArgument& e) {
+            corrupt(dir, "documents.bin: the text of '" + id + "' is not UTF-8 (" + e.what() + ")");
+          }
+        }
         if (!st.slot_by_id.emplace(id, Slot(s)).second) corrupt(dir, "documents.bin repeats id '" + id + "'");
         st.set_live(s, true);
         ++st.live;

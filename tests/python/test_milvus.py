@@ -311,6 +311,18 @@ def test_other_encoders_widths_and_collections_are_refused_by_name(client, tiny,
     with pytest.raises(ValueError, match="was not written by counterpoint.milvus"):
         cpm.MilvusRetriever(client, "foreign", encoder=tiny)
 
+    # A description of the right format but damaged: named as such, not a KeyError or int()'s ValueError.
+    for name, record, says in (("lacking", {"format": cpm.FORMAT, "dim": 4}, "it lacks 'encoder_id'"),
+                               ("mistyped", {"format": cpm.FORMAT, "encoder_id": "x", "sparse_encoder_id": "",
+                                             "dim": "four", "sparse_dim": 0, "sparse_dtype": None},
+                                "it has a field of the wrong type")):
+        schema = client.create_schema(auto_id=False, description=json.dumps(record))
+        schema.add_field("pk", DataType.INT64, is_primary=True)
+        schema.add_field("v", DataType.FLOAT_VECTOR, dim=4)
+        client.create_collection(name, schema=schema, index_params=indexes)
+        with pytest.raises(ValueError, match=f"collection '{name}' has a damaged .* description: {says}"):
+            cpm.MilvusRetriever(client, name, encoder=tiny)
+
 
 def test_final_scores_reads_float16_rows_as_the_index_scores_them(tiny_index):
     E, Es = tiny_index.encoder.encode_both(tiny_index.sparse_encoder, TEXTS[:1], query=True)

@@ -131,6 +131,28 @@ TEST(IndexVectors, AbsurdKIsRejectedBeforeAllocating) {
               HasSubstr("is too large"));
 }
 
+// An id (or, without BM25, a text) that is not UTF-8, under matching checksums: refused at load,
+// not loaded to fail as a UnicodeDecodeError at every ids() or text() in Python.
+TEST_F(IndexBadInput, AnIdOrATextThatIsNotUtf8IsCorrupt) {
+  const auto damage = [&](const std::string& from, const std::string& to) {
+    std::string bytes = read_file(join_path(dir(), "documents.bin"));
+    bytes.replace(bytes.find(from), from.size(), to);
+    write_file_atomic(join_path(dir(), "documents.bin"), bytes);
+    rewrite_header([&](nlohmann::json& h) { h["sections"]["documents"]["sha256"] = sha256_hex(bytes); });
+  };
+  small_index().save(dir());
+  damage("d2", "d\xff");
+  EXPECT_THAT(load_error(), HasSubstr("documents.bin: the id at slot 2 is not UTF-8"));
+  IndexOptions options = small_options();
+  options.build_bm25 = false;
+  DocumentIndex plain(options);
+  plain.add({"cats attack", "birds"}, {"d0", "d2"}, Matrix(2, 4, 0.5f), Matrix(2, 3, 0.5f),
+            {Matrix(1, 2, 0.5f), Matrix(1, 2, 0.5f)});
+  plain.save(dir());
+  damage("birds", "bird\xff");
+  EXPECT_THAT(load_error(), HasSubstr("documents.bin: the text of 'd2' is not UTF-8"));
+}
+
 TEST_F(IndexBadInput, EveryTruncationOfEveryFileIsCorrupt) {
   small_index().save(dir());
   std::size_t loads = 0;
