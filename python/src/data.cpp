@@ -1,6 +1,7 @@
 // counterpoint.load_beir / load_qrels / evaluate / tune_alpha: data sets in, metrics out.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,7 +86,15 @@ data::Qrels to_qrels(py::handle qrels) {
       if (!py::isinstance<py::int_>(grade)) {
         throw py::type_error("qrels[" + qid + "][" + did + "] must be an int grade");
       }
-      result[qid][did] = grade.cast<int>();
+      // pybind11's cast of an int beyond 32 bits is a RuntimeError "Unable to cast".
+      const long long value = PyLong_AsLongLong(grade.ptr());
+      const bool overflow = value == -1 && PyErr_Occurred();
+      if (overflow) PyErr_Clear();
+      if (overflow || value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+        throw py::value_error("qrels[" + qid + "][" + did + "] = " + std::string(py::str(grade)) +
+                              " is out of range (grades are integers from -2147483648 to 2147483647)");
+      }
+      result[qid][did] = int(value);
     }
   }
   return result;
@@ -203,7 +212,18 @@ Raises:
         search.min_width = min_width;
         search.grid_step = grid_step;
         eval::AlphaResult result = eval::tune_alpha(
-            [&objective](double alpha) { return objective(alpha).cast<double>(); }, search);
+            [&objective](double alpha) {
+              const py::object score = objective(alpha);
+              // pybind11's own cast fails with a RuntimeError "Unable to cast ...".
+              if (!py::isinstance<py::float_>(score) && !py::isinstance<py::int_>(score) &&
+                  !py::hasattr(score, "__float__")) {
+                throw py::type_error("tune_alpha: objective(" + std::to_string(alpha) + ") returned " +
+                                     std::string(py::str(py::type::of(score).attr("__name__"))) +
+                                     ", not a number");
+              }
+              return py::float_(score).cast<double>();
+            },
+            search);
         py::list curve;
         for (const eval::AlphaPoint& point : result.curve) curve.append(py::make_tuple(point.alpha, point.score));
         py::dict answer;

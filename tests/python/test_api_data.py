@@ -3,6 +3,7 @@ import math
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 try:
@@ -126,6 +127,16 @@ def test_tune_alpha_rejects_bad_settings_and_propagates_objective_errors():
 
     with pytest.raises(Boom):
         cp.tune_alpha(explode)
+    with pytest.raises(TypeError, match=r"objective\(0\.\d+\) returned str, not a number"):
+        cp.tune_alpha(lambda a: "x")
+    assert cp.tune_alpha(lambda a: np.float32(-abs(a - 2)), method="grid", lo=0, hi=4, grid_step=1)["best_alpha"] == 2
+
+
+def test_a_qrels_grade_beyond_an_int_is_out_of_range_not_a_failed_cast():
+    for grade in (2 ** 31, 2 ** 63, -(2 ** 31) - 1, 2 ** 70):
+        with pytest.raises(ValueError, match=rf"qrels\[q\]\[d\] = {grade} is out of range"):
+            cp.evaluate({"q": {"d": 1.0}}, {"q": {"d": grade}}, ["ndcg@10"])
+    assert cp.evaluate({"q": {"d": 1.0}}, {"q": {"d": 2 ** 31 - 1}}, ["ndcg@10"])["ndcg@10"] == 1.0
 
 
 def test_plots_draw_histograms_and_alpha_curves(tmp_path):
