@@ -103,7 +103,17 @@ namespace {
 std::string describe(const torch::Tensor& t) {
   std::string out = "[";
   for (int64_t d = 0; d < t.dim(); ++d) out += (d ? ", " : "") + std::to_string(t.size(d));
-  return out + "] " + std::string(c10::toString(t.scalar_type()));
+  out += "] " + std::string(c10::toString(t.scalar_type()));
+  if (t.layout() != torch::kStrided) out += " sparse";
+  if (!t.device().is_cpu()) out += " on " + t.device().str();
+  return out;
+}
+
+// What the rest of the encoder can compute with: a dense float32 or float64 tensor in CPU memory.
+// Half, sparse or meta outputs would otherwise fail deep in libtorch with its stack trace.
+bool usable(const torch::Tensor& t) {
+  return t.defined() && t.layout() == torch::kStrided && t.device().is_cpu() &&
+         (t.scalar_type() == torch::kFloat32 || t.scalar_type() == torch::kFloat64);
 }
 
 }  // namespace
@@ -113,19 +123,20 @@ void TorchTextModel::check_outputs(const TokenBatch& batch, const torch::Tensor&
   const int64_t rows = batch.input_ids.size(0), length = batch.input_ids.size(1);
   const bool probed = raw_pooled_width_ >= 0;
   const std::string batch_shape = "for a batch of shape [" + std::to_string(rows) + ", " + std::to_string(length) + "]";
-  if (!states.defined() || !states.is_floating_point() || states.dim() != 3 || states.size(0) != rows ||
+  if (!usable(states) || states.dim() != 3 || states.size(0) != rows ||
       states.size(1) != length || (probed && states.size(2) != int64_t(manifest_.token_dim))) {
     throw CorruptFile("model " + manifest_.name + " (" + model_path_ + ") returned token_states " +
                       (states.defined() ? describe(states) : std::string("undefined")) + " " + batch_shape +
                       "; expected [" + std::to_string(rows) + ", " + std::to_string(length) + ", " +
-                      std::to_string(manifest_.token_dim) + "] float");
+                      std::to_string(manifest_.token_dim) + "] float (dense, on the CPU)");
   }
-  if (!pooled.defined() || !pooled.is_floating_point() || pooled.dim() != 2 || pooled.size(0) != rows ||
+  if (!usable(pooled) || pooled.dim() != 2 || pooled.size(0) != rows ||
       (probed && pooled.size(1) != raw_pooled_width_)) {
     throw CorruptFile("model " + manifest_.name + " (" + model_path_ + ") returned pooled " +
                       (pooled.defined() ? describe(pooled) : std::string("undefined")) + " " + batch_shape +
                       "; expected [" + std::to_string(rows) + ", " +
-                      (probed ? std::to_string(raw_pooled_width_) : std::string("width")) + "] float");
+                      (probed ? std::to_string(raw_pooled_width_) : std::string("width")) +
+                      "] float (dense, on the CPU)");
   }
 }
 

@@ -77,7 +77,8 @@ def test_a_lone_surrogate_is_a_value_error_at_the_index_lookups_too(index):
 
 
 @pytest.mark.parametrize("case", ["token_width_grows", "pooled_width_grows", "pooled_narrower", "one_pooled_row",
-                                  "integer_outputs", "token_length_differs"])
+                                  "integer_outputs", "token_length_differs", "float16_outputs", "meta_outputs",
+                                  "sparse_outputs"])
 def test_a_model_whose_output_shape_changes_with_the_batch_is_corrupt(case):
     model = cp.Encoder.load(str(HOSTILE / case), threads=1)
     texts = ["the man is playing guitar", "a dog", "the woman is not eating food"]

@@ -56,7 +56,8 @@ TEST_P(HostileModel, OneTextBatchesStayWellFormed) {
 
 INSTANTIATE_TEST_SUITE_P(ShapeChangingNetworks, HostileModel,
                          ::testing::Values("token_width_grows", "token_length_differs", "pooled_width_grows",
-                                           "pooled_narrower", "one_pooled_row", "integer_outputs"),
+                                           "pooled_narrower", "one_pooled_row", "integer_outputs",
+                                           "float16_outputs", "meta_outputs", "sparse_outputs"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
