@@ -423,7 +423,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=__import__("sys").stderr)
         return 2
-    client = MilvusClient(args.uri)
+    from pymilvus.exceptions import MilvusException  # ConnectionConfigException is one too
+    try:
+        client = MilvusClient(args.uri)
+    except MilvusException as error:  # a folder that does not exist, a server that does not answer
+        print(f"error: cannot open Milvus at {args.uri}: {error.message}", file=__import__("sys").stderr)
+        return 2
     try:
         if args.command == "export":
             index = _core.Index.load(args.index, encoder=encoder, sparse_encoder=sparse)

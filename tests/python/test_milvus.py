@@ -211,6 +211,15 @@ def test_the_module_entry_point_runs_from_any_directory_and_answers_a_missing_mo
     assert result.stderr.startswith("error: model 'no-such-model' not found")
 
 
+def test_an_unusable_uri_is_an_error_line_not_a_milvus_traceback(tmp_path):
+    missing = tmp_path / "no-such-folder" / "x.db"
+    result = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", "--uri", str(missing),
+                             "--collection", "docs", "--model", str(BERT_TINY), "query"], capture_output=True,
+                            text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"error: cannot open Milvus at {missing}: Open local milvus failed" in result.stderr
+
+
 def test_eight_threads_search_as_one_does(client, tiny, tiny_index):
     cpm.export(tiny_index, client, "threads", progress=False)
     retriever = cpm.MilvusRetriever(client, "threads", encoder=tiny, sparse_encoder=tiny)
