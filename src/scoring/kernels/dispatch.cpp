@@ -6,21 +6,40 @@
 #include "counterpoint/core/errors.h"
 #include "kernels.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 namespace counterpoint::scoring {
 namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// Reads CPUID directly: clang's __builtin_cpu_supports knows no "f16c", and the check must
+// also ask whether the OS saves the YMM registers (OSXSAVE, then XCR0 bits 1 and 2).
+bool cpu_has_avx2_fma_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const bool fma = (ecx & (1u << 12)) != 0;
+  const bool osxsave = (ecx & (1u << 27)) != 0;
+  const bool avx = (ecx & (1u << 28)) != 0;
+  const bool f16c = (ecx & (1u << 29)) != 0;
+  if (!(fma && osxsave && avx && f16c)) return false;
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  if ((xcr0_low & 0x6u) != 0x6u) return false;
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
+  return (ebx & (1u << 5)) != 0;
+}
+#else
+bool cpu_has_avx2_fma_f16c() { return false; }
+#endif
 
 bool cpu_runs(KernelIsa isa) {
   switch (isa) {
     case KernelIsa::kPortable: return true;
     case KernelIsa::kAvx2:
-      if (kernels::avx2_kernels() == nullptr) return false;
-#if defined(__GNUC__) || defined(__clang__)
-      __builtin_cpu_init();
-      // libgcc's avx2 check includes the OS saving the YMM registers (XCR0).
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#else
-      return false;
-#endif
+      return kernels::avx2_kernels() != nullptr && cpu_has_avx2_fma_f16c();
   }
   return false;
 }
