@@ -147,6 +147,16 @@ def _present(client, collection: str, ids: Sequence[str]) -> set:
     return {row[ID] for row in rows}
 
 
+def _why_unopened(uri: str, message: str) -> str:
+    """Milvus Lite's "Open local milvus failed" in the user's terms where the cause is known."""
+    import os
+    if "://" not in uri and os.path.isfile(uri) and "Open local milvus failed" in message:
+        return (f"{message}: another process has this Milvus Lite file open (Milvus Lite serves one process per "
+                "file); run the exports one after another (an interrupted export resumes), or use a Milvus server "
+                "for concurrent writers")
+    return message
+
+
 def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dtype: Optional[str] = None,
            index_type: str = "FLAT", index_params: Optional[Dict[str, Any]] = None,
            consistency_level: str = "Strong", shards: Optional[int] = None, progress: bool = True) -> int:
@@ -427,7 +437,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         client = MilvusClient(args.uri)
     except MilvusException as error:  # a folder that does not exist, a server that does not answer
-        print(f"error: cannot open Milvus at {args.uri}: {error.message}", file=__import__("sys").stderr)
+        print(f"error: cannot open Milvus at {args.uri}: {_why_unopened(args.uri, error.message)}",
+              file=__import__("sys").stderr)
         return 2
     try:
         if args.command == "export":

@@ -1,5 +1,6 @@
 #include "unicode.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -18,7 +19,16 @@ void require_valid_utf8(std::string_view text, std::string_view what) {
     utf8proc_int32_t cp = 0;
     auto n = utf8proc_iterate(bytes + pos, static_cast<utf8proc_ssize_t>(text.size() - pos), &cp);
     if (n <= 0 || cp < 0) {
-      throw InvalidArgument(std::string(what) + ": invalid UTF-8 at byte offset " + std::to_string(pos) +
+      // A whole file (a vocabulary) is checked at once: name the line too, so the user can find it.
+      std::string where = "byte offset " + std::to_string(pos);
+      if (text.find('\n') != std::string_view::npos) {
+        const std::string_view before = text.substr(0, pos);
+        const std::size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+        const auto line = 1 + std::count(before.begin(), before.end(), '\n');
+        where = "line " + std::to_string(line) + ", byte " + std::to_string(pos - line_start + 1) + " of the line (" +
+                where + ")";
+      }
+      throw InvalidArgument(std::string(what) + ": invalid UTF-8 at " + where +
                             " (invalid text is rejected, never repaired)");
     }
     pos += static_cast<std::size_t>(n);

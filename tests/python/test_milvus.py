@@ -220,6 +220,20 @@ def test_an_unusable_uri_is_an_error_line_not_a_milvus_traceback(tmp_path):
     assert f"error: cannot open Milvus at {missing}: Open local milvus failed" in result.stderr
 
 
+def test_a_milvus_lite_file_another_process_holds_is_named_as_such(tmp_path, tiny_index):
+    holder = MilvusClient(str(tmp_path / "held.db"))  # this process holds the file, as a running export would
+    try:
+        tiny_index.save(str(tmp_path / "index"))
+        result = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "export", "--uri",
+                                 str(tmp_path / "held.db"), "--collection", "docs", "--model", str(BERT_TINY),
+                                 "--sparse-model", str(BERT_TINY), "--index", str(tmp_path / "index")],
+                                capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    finally:
+        holder.close()
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "another process has this Milvus Lite file open" in result.stderr
+
+
 def test_eight_threads_search_as_one_does(client, tiny, tiny_index):
     cpm.export(tiny_index, client, "threads", progress=False)
     retriever = cpm.MilvusRetriever(client, "threads", encoder=tiny, sparse_encoder=tiny)

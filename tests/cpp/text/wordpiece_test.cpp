@@ -201,7 +201,13 @@ TEST(WordPiece, BrokenVocabulariesAreReportedAsCorrupt) {
   }
   EXPECT_THROW(WordPieceTokenizer::from_file(write_lines(dir, "gap.txt", {"[PAD]", "", "[UNK]"})), CorruptFile);
   write_file_atomic(dir.file("latin1.txt"), "[PAD]\n[UNK]\n[CLS]\n[SEP]\ncaf\xE9\n");
-  EXPECT_THROW(WordPieceTokenizer::from_file(dir.file("latin1.txt")), CorruptFile);
+  try {
+    WordPieceTokenizer::from_file(dir.file("latin1.txt"));
+    FAIL() << "Latin-1 vocabulary accepted";
+  } catch (const CorruptFile& e) {
+    // The line a user opens the file at, not only a byte offset into 30,000 lines.
+    EXPECT_THAT(e.what(), HasSubstr("latin1.txt: invalid UTF-8 at line 5, byte 4 of the line (byte offset 27)"));
+  }
   EXPECT_THROW(WordPieceTokenizer::from_file(dir.file("absent.txt")), FileNotFound);
 }
 
