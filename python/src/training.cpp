@@ -161,6 +161,10 @@ Arguments:
     head_only: train only a linear head on the pooled embedding (written as head.pt), the network
         frozen: each distinct text is encoded once, so epochs cost almost nothing. A base model
         without a head starts from the identity; one with a head goes on training it.
+    frozen_layers: partial fine-tuning: the token embeddings and this many bottom transformer
+        layers stay as they are and only the layers above learn (no backward pass below them);
+        0 = the whole network learns. ValueError for a model without numbered layers or a count
+        that leaves none to train.
     checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
     resume: continue from a checkpoint found in output_dir (it must come from the same triples and
         settings, else ValueError); False starts afresh.
@@ -195,7 +199,8 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
              py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
              const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
              std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
-             const std::string& model_name, bool head_only, py::ssize_t checkpoint_every, bool resume,
+             const std::string& model_name, bool head_only, py::ssize_t frozen_layers, py::ssize_t checkpoint_every,
+             bool resume,
              const std::vector<fs::path>& dev_triples, const fs::path& dense_model,
              const std::vector<float>& sparsity_scales, py::object progress) {
         training::TrainConfig config;
@@ -204,6 +209,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         config.loss = loss;
         config.sparsity = scoring::parse_sparsity(sparsity);
         config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
+        config.frozen_layers = at_least_zero(frozen_layers, "frozen_layers");
         config.temperature = temperature;
         config.hard_negative_weight = hard_negative_weight;
         config.query_prefix = optional_text(query_prefix, "query_prefix");
@@ -226,6 +232,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
       py::arg("max_steps") = kTrainDefaults.max_steps, py::arg("query_prefix") = kTrainDefaults.query_prefix,
       py::arg("model_name") = kTrainDefaults.model_name,
       py::arg("head_only") = kTrainDefaults.trained_weights == training::TrainedWeights::kHead,
+      py::arg("frozen_layers") = kTrainDefaults.frozen_layers,
       py::arg("checkpoint_every") = kTrainDefaults.checkpoint_every, py::arg("resume") = kTrainDefaults.resume,
       py::arg("dev_triples") = kTrainDefaults.dev_triples, py::arg("dense_model") = kTrainDefaults.dense_model,
       py::arg("sparsity_scales") = kTrainDefaults.sparsity_scales, py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
@@ -256,6 +263,7 @@ py::dict training_defaults() {
   train["loss"] = training::to_string(t.loss);
   train["sparsity"] = scoring::to_string(t.sparsity);
   train["trained_weights"] = training::to_string(t.trained_weights);
+  train["frozen_layers"] = t.frozen_layers;
   train["temperature"] = t.temperature;
   train["hard_negative_weight"] = t.hard_negative_weight;
   train["query_prefix"] = t.query_prefix;

@@ -53,6 +53,9 @@ void add_model_options(CLI::App& cmd, training::TrainConfig& c) {
   cmd.add_flag_callback(
       "--head-only", [&c] { c.trained_weights = training::TrainedWeights::kHead; },
       "Train only a linear head on the pooled embedding; the network stays frozen and each text is encoded once");
+  cmd.add_option("--frozen-layers", c.frozen_layers,
+                 "Partial fine-tuning: keep the token embeddings and this many bottom layers as they are; only the "
+                 "layers above learn (0 = the whole network)");
 }
 
 void print_alpha_tuning(const eval::TaskAlphaTuning& tuning, scoring::Sparsity sparsity) {

@@ -3,9 +3,11 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -70,12 +72,15 @@ void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::str
 
 // What a resumed run must share with the interrupted one.
 nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const TrainConfig& c) {
-  return {{"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
+  nlohmann::json fingerprint = {{"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
           {"trained_weights", to_string(c.trained_weights)},
           {"temperature", c.temperature}, {"hard_negative_weight", c.hard_negative_weight},
           {"batch_size", c.batch_size}, {"epochs", c.epochs}, {"learning_rate", c.learning_rate},
           {"weight_decay", c.weight_decay}, {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm},
           {"query_prefix", c.query_prefix.value_or("<base model's>")}, {"seed", c.seed}};
+  // Only when set, so that checkpoints of whole-network runs written before the option still resume.
+  if (c.frozen_layers > 0) fingerprint["frozen_layers"] = c.frozen_layers;
+  return fingerprint;
 }
 
 // Pooled features of every distinct text in one role, computed once with the network frozen
@@ -119,6 +124,64 @@ class FrozenFeatures {
   std::unordered_map<std::string, int64_t> row_;
 };
 
+// The layer a parameter named layers.<i>.<rest> belongs to; nullopt for any other name.
+std::optional<std::size_t> layer_of(const std::string& name) {
+  static const std::string kLayers = "layers.";
+  if (name.compare(0, kLayers.size(), kLayers) != 0) return std::nullopt;
+  std::size_t end = kLayers.size(), layer = 0;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) {
+    layer = layer * 10 + std::size_t(name[end] - '0');
+    ++end;
+  }
+  if (end == kLayers.size() || end >= name.size() || name[end] != '.') return std::nullopt;
+  return layer;
+}
+
+// Stops gradients for the token embeddings and layers 0 .. frozen - 1 of a module (partial
+// fine-tuning) for its lifetime, then lets them flow again: requires_grad is saved with a
+// TorchScript module, and a model that came out frozen would silently train less when fine-tuned
+// again. InvalidArgument naming the model when it has no numbered layers, or when `frozen` leaves
+// none of them to train.
+class FrozenBottomLayers {
+ public:
+  FrozenBottomLayers(torch::jit::Module& module, std::size_t frozen, const std::string& model_name) {
+    if (frozen == 0) return;
+    std::size_t layers = 0;
+    for (const auto& p : module.named_parameters()) {
+      if (auto layer = layer_of(p.name)) layers = std::max(layers, *layer + 1);
+    }
+    if (layers == 0) {
+      throw InvalidArgument("frozen_layers " + std::to_string(frozen) + ": model " + model_name +
+                            " has no numbered transformer layers (parameters layers.<i>.*) to freeze");
+    }
+    if (frozen >= layers) {
+      throw InvalidArgument("frozen_layers " + std::to_string(frozen) + " leaves none of model " + model_name +
+                            "'s " + std::to_string(layers) + " layers to train (at most " +
+                            std::to_string(layers - 1) + "; to freeze the whole network, train a head alone)");
+    }
+    for (const auto& p : module.named_parameters()) {
+      const auto layer = layer_of(p.name);
+      // Embeddings are what lies outside the numbered layers and says so in its name.
+      const bool embedding = !layer && p.name.find("embedding") != std::string::npos;
+      if ((embedding || (layer && *layer < frozen)) && p.value.requires_grad()) {
+        p.value.requires_grad_(false);
+        frozen_.push_back(p.value);
+      }
+    }
+  }
+  ~FrozenBottomLayers() { release(); }
+  // Before the model is written, which must not record the freezing.
+  void release() {
+    for (auto& p : frozen_) p.requires_grad_(true);
+    frozen_.clear();
+  }
+  FrozenBottomLayers(const FrozenBottomLayers&) = delete;
+  FrozenBottomLayers& operator=(const FrozenBottomLayers&) = delete;
+
+ private:
+  std::vector<torch::Tensor> frozen_;
+};
+
 std::vector<torch::Tensor> snapshot(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> copy;
   for (const auto& p : params) copy.push_back(p.detach().clone());
@@ -136,6 +199,7 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
       {"loss", {{"kind", to_string(config.loss)}, {"sparsity", to_string(config.sparsity)},
                 {"temperature", config.temperature}, {"hard_negative_weight", config.hard_negative_weight}}},
       {"hyperparameters", {{"trained_weights", to_string(config.trained_weights)},
+                           {"frozen_layers", config.frozen_layers},
                            {"epochs", config.epochs}, {"batch_size", config.batch_size},
                            {"learning_rate", config.learning_rate}, {"weight_decay", config.weight_decay},
                            {"warmup_ratio", config.warmup_ratio}, {"max_grad_norm", config.max_grad_norm},
@@ -180,6 +244,10 @@ void validate(const TrainConfig& c) {
   if (!std::isfinite(c.hard_negative_weight)) throw InvalidArgument("TrainConfig.hard_negative_weight must be finite");
   if (c.sparsity_scales.empty()) throw InvalidArgument("TrainConfig.sparsity_scales: give at least one (0 = no gate)");
   for (float scale : c.sparsity_scales) retrieval::choose_sparsity_scale(scale, nullptr);
+  if (c.frozen_layers > 0 && c.trained_weights == TrainedWeights::kHead) {
+    throw InvalidArgument("TrainConfig.frozen_layers applies to network training: head-only training freezes the "
+                          "whole network already");
+  }
   if (c.dev_triples.empty()) return;
   for (const auto& file : c.dev_triples) require_regular_file(file);
   resolve_model(c.dense_model);
@@ -207,6 +275,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
     model.set_head(torch::eye(int64_t(manifest.embedding_dim), int64_t(model.pooled_width())));
   }
   std::vector<torch::Tensor> params;
+  FrozenBottomLayers frozen(module, head_only ? 0 : config.frozen_layers, manifest.name);
   if (!head_only) params = detail::trainable_parameters(module, manifest.name);
   if (model.head().defined()) {
     torch::Tensor head = model.head();
@@ -290,6 +359,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   EncoderTrainReport report;
   static_cast<TrainReport&>(report) = detail::run_loop(plan, config, config, task, progress);
   report.triples = triples.size();
+  frozen.release();
   write_model_directory(encoder, triples, config, query_prefix, report);
   if (!dev.empty()) tune_and_record_alpha(dev, config, report);
   return report;

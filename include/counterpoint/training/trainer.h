@@ -43,6 +43,12 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   LossKind loss = LossKind::kSparseCL;
   Sparsity sparsity = Sparsity::kHoyer;
   TrainedWeights trained_weights = TrainedWeights::kNetwork;
+  // Network training with the token embeddings and the bottom `frozen_layers` transformer layers
+  // frozen (a model whose parameters are named layers.<i>.*, as every BERT-family model here): no
+  // gradient flows below the first trained layer, so backward passes and optimiser state shrink
+  // with it, and the lower layers keep the base model's general-purpose features. 0 = every
+  // layer learns; at most the layer count - 1 (freezing all of them is head-only training).
+  std::size_t frozen_layers = 0;
   double temperature = 0.02;
   double hard_negative_weight = 0.0;
   // Prefix of every anchor, in training and (written to the manifest) at query time; Prompt+CL

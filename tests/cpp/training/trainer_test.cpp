@@ -1,5 +1,6 @@
 #include "counterpoint/training/trainer.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -224,6 +226,66 @@ TEST(Train, HeadOnlyTrainsALinearHeadOverTheFrozenNetwork) {
   for (std::size_t i = 0; i < 2; ++i)
     for (std::size_t j = 0; j < after.cols(); ++j) EXPECT_NEAR(after.row(i)[j], expected[long(i)][long(j)].item<float>(), 1e-5);
   EXPECT_FALSE(torch::allclose(head, torch::eye(16)));
+}
+
+// The parameters of a saved TorchScript network by name.
+std::map<std::string, torch::Tensor> parameters_of(const std::string& model_file) {
+  auto module = torch::jit::load(model_file, torch::kCPU);
+  std::map<std::string, torch::Tensor> out;
+  for (const auto& p : module.named_parameters()) out[p.name] = p.value;
+  return out;
+}
+
+TEST(Train, FrozenLayersKeepTheEmbeddingsAndBottomLayersAndTrainTheRest) {
+  const std::string bert = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/bert_tiny";  // 2 layers
+  auto config = tiny_config(fresh_dir("frozen-layers"));
+  config.epochs = 2;
+  config.frozen_layers = 1;
+  const auto report = train(bert, synthetic_triples(), config);
+  EXPECT_EQ(report.steps, 4u);
+
+  const auto before = parameters_of(bert + "/model.pt");
+  const auto after = parameters_of(config.output_dir + "/model.pt");
+  ASSERT_EQ(before.size(), after.size());
+  std::size_t frozen = 0, trained = 0;
+  for (const auto& [name, value] : before) {
+    const bool bottom = name.rfind("layers.0.", 0) == 0 || name.find("embedding") != std::string::npos;
+    if (bottom) {
+      EXPECT_TRUE(torch::equal(value, after.at(name))) << name << " changed although frozen";
+      ++frozen;
+    } else {
+      EXPECT_FALSE(torch::equal(value, after.at(name))) << name << " did not learn";
+      ++trained;
+    }
+    // The written model does not stay frozen: fine-tuning it again trains every layer.
+    EXPECT_TRUE(after.at(name).requires_grad()) << name;
+  }
+  EXPECT_GT(frozen, 5u);
+  EXPECT_GT(trained, 5u);
+  EXPECT_EQ(Encoder::load(config.output_dir)->manifest().training["hyperparameters"]["frozen_layers"], 1);
+}
+
+TEST(Train, FrozenLayersNeedNumberedLayersAndLeaveOneToTrain) {
+  const std::string bert = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/bert_tiny";
+  auto config = tiny_config(fresh_dir("frozen-refused"));
+  config.frozen_layers = 2;
+  try {
+    train(bert, synthetic_triples(), config);
+    FAIL() << "freezing every layer accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("frozen_layers 2 leaves none of model"));
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("2 layers to train (at most 1;"));
+  }
+  config.frozen_layers = 1;
+  try {
+    train(kTinyModel, synthetic_triples(), config);  // an embedding and a projection, no layers
+    FAIL() << "a model without layers accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("has no numbered transformer layers"));
+  }
+  config.trained_weights = TrainedWeights::kHead;
+  EXPECT_THROW(validate(config), InvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(config.output_dir + "/model.pt"));
 }
 
 TEST(Train, AHeadStartsAsTheIdentityAndAHeadedModelGoesOnTrainingItsHead) {
