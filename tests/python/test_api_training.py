@@ -94,6 +94,23 @@ def test_head_only_training_leaves_the_network_and_learns_a_head_on_its_pooled_o
     assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
 
 
+def test_frozen_layers_train_only_the_layers_above_them(tmp_path):
+    bert = REPO / "tests" / "fixtures" / "bert_tiny"  # two layers
+    out = tmp_path / "top-layer"
+    report = cp.train_sparsecl(bert, contradiction_triples(), out, epochs=1, batch_size=8, learning_rate=0.05,
+                               temperature=0.1, threads=1, frozen_layers=1)
+    assert report["steps"] == 2
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["training"]["hyperparameters"]["frozen_layers"] == 1
+    with pytest.raises(ValueError, match="leaves none of model .* 2 layers to train"):
+        cp.train_sparsecl(bert, contradiction_triples(), tmp_path / "none", frozen_layers=2, batch_size=8, threads=1)
+    with pytest.raises(ValueError, match="has no numbered transformer layers"):
+        cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "tiny", frozen_layers=1, batch_size=8,
+                         threads=1)
+    with pytest.raises(ValueError, match="frozen_layers must be >= 0"):
+        cp.train_sparsecl(bert, contradiction_triples(), tmp_path / "negative", frozen_layers=-1)
+
+
 def test_a_head_trained_with_dev_triples_records_its_alpha_and_search_uses_it_without_a_warning(tmp_path):
     out = tmp_path / "es"  # every path as an os.PathLike
     report = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, epochs=5, batch_size=8,
