@@ -39,6 +39,17 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   model_path_ = join_path(model_dir, model_file);
   module_ = load_torchscript(model_path_);
   module_.eval();
+  // A BERT-family network records its position table's size; a manifest asking for longer inputs
+  // would load and fail on the first long text, so it is refused here.
+  if (module_.hasattr("max_positions") && module_.attr("max_positions").isInt()) {
+    const int64_t positions = module_.attr("max_positions").toInt();
+    if (positions > 0 && manifest.max_length > std::size_t(positions)) {
+      throw CorruptFile("model " + manifest.name + " in " + model_dir + ": its manifest's max_length " +
+                        std::to_string(manifest.max_length) + " exceeds the " + std::to_string(positions) +
+                        " positions its network embeds (set max_length to at most " + std::to_string(positions) +
+                        ")");
+    }
+  }
 
   // Loaded outside inference mode, so that training can back-propagate into it.
   torch::Tensor head;

@@ -2,9 +2,11 @@
 // tiny random BERT of tests/fixtures/bert_tiny (hidden 32, max_length 64, cls pooling): the
 // encoder must return finite unit rows for anything valid and InvalidArgument for invalid
 // UTF-8, never a crash or a silently dropped text.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -139,6 +141,32 @@ TEST(ManifestBadInput, NumberOverflowIsNotValidJson) {
   } catch (const CorruptFile& e) {
     EXPECT_EQ(std::string(e.what()).rfind("manifest.json: not valid JSON", 0), 0u) << e.what();
   }
+}
+
+// The fixture's network embeds 64 positions: a manifest asking for 65 (or 4096) loaded and failed
+// on the first long text, deep in TorchScript.
+TEST(ManifestBadInput, AMaxLengthBeyondTheNetworksPositionsIsRefusedAtLoad) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "counterpoint_max_length_test";
+  fs::remove_all(dir);
+  fs::copy(kFixture, dir);
+  for (const long long max_length : {65LL, 4096LL}) {
+    auto j = nlohmann::json::parse(read_file(kFixture + "/manifest.json"));
+    j["max_length"] = max_length;
+    write_file_atomic((dir / "manifest.json").string(), j.dump());
+    try {
+      Encoder::load(dir.string());
+      FAIL() << "max_length " << max_length << " accepted";
+    } catch (const CorruptFile& e) {
+      EXPECT_THAT(std::string(e.what()), ::testing::HasSubstr("its manifest's max_length " + std::to_string(max_length) +
+                                                              " exceeds the 64 positions its network embeds"));
+    }
+  }
+  auto j = nlohmann::json::parse(read_file(kFixture + "/manifest.json"));
+  j["max_length"] = 64;
+  write_file_atomic((dir / "manifest.json").string(), j.dump());
+  EXPECT_EQ(Encoder::load(dir.string())->manifest().max_length, 64u);
+  fs::remove_all(dir);
 }
 
 }  // namespace
