@@ -178,6 +178,28 @@ def sha256_of_file(path):
     return digest.hexdigest()
 
 
+def save_torchscript(model, path):
+    """Scripts `model` and saves it so that the same weights always give the same bytes.
+
+    TorchScript writes a module's Final constants in the iteration order of a set of their names,
+    which follows Python's per-process string hashing: with it randomised (the default), two
+    conversions of one checkpoint differ in bytes, hence in checksum and model identity, and a
+    reinstalled model would no longer match the indexes built with it. So the scripting runs in
+    a child interpreter with PYTHONHASHSEED=0 unless this one already has it."""
+    if os.environ.get("PYTHONHASHSEED") == "0":
+        torch.jit.script(model).save(path)
+        return
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        eager = os.path.join(scratch, "eager.pt")
+        torch.save(model, eager)  # the module pickled by reference to bert_model.BertEncoder
+        script = ("import sys, torch; sys.path.insert(0, sys.argv[3]); "
+                  "torch.jit.script(torch.load(sys.argv[1])).save(sys.argv[2])")
+        subprocess.run([sys.executable, "-c", script, eager, path, os.path.dirname(os.path.abspath(__file__))],
+                       env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
+
+
 def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_prefix="",
             document_prefix="", license="unknown", source=None):
     """Writes the model directory and returns its manifest (a dict). `source` adds provenance
@@ -205,10 +227,9 @@ def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_pre
     model = BertEncoder(config, pooling)
     load_state(model, mapped)
     model.eval()
-    scripted = torch.jit.script(model)
 
     os.makedirs(out_dir, exist_ok=True)
-    scripted.save(os.path.join(out_dir, "model.pt"))
+    save_torchscript(model, os.path.join(out_dir, "model.pt"))
     with open(os.path.join(out_dir, "vocab.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write("".join(p + "\n" for p in pieces))
     manifest = {

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -369,3 +370,16 @@ if __name__ == "__main__":
         write_fixture(sys.argv[2])
     else:
         sys.exit("usage: test_bert_converter.py --write-fixture DIR (tests run under pytest)")
+
+
+def test_the_same_checkpoint_converts_to_the_same_bytes_whatever_the_hash_seed(tmp_path):
+    # A reinstalled model must keep its checksum, or every index built with it would be refused.
+    make_random_checkpoint.write_checkpoint(tmp_path / "hf", seed=8)
+    digests = set()
+    for hash_seed in ("1", "2", "random"):
+        out = tmp_path / f"model-{hash_seed}"
+        subprocess.run([sys.executable, os.path.join(ROOT, "models", "bert", "convert_hf.py"), "--hf-dir",
+                        str(tmp_path / "hf"), "--out", str(out)], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        digests.add(hashlib.sha256((out / "model.pt").read_bytes()).hexdigest())
+    assert len(digests) == 1
