@@ -165,47 +165,56 @@ void copy_tensors(const std::vector<torch::Tensor>& saved, const std::vector<tor
 
 namespace {
 
-// Row order by token count (stable, so equal lengths keep the batch's order), and each row's count.
-std::pair<std::vector<int64_t>, std::vector<int64_t>> rows_by_length(const TokenBatch& batch) {
+// One chunk of a batch: its rows (batch positions, shortest first) and the length they are cut to.
+struct LengthChunk {
+  std::vector<int64_t> rows;
+  int64_t longest = 1;
+};
+
+// The batch's rows ordered by token count (stable, so equal lengths keep the batch's order) and cut
+// into chunks of at most `chunk`, each as long as its longest row (at least one position, as
+// tokenize pads): the one plan both the network pass and the token count follow.
+std::vector<LengthChunk> plan_length_chunks(const TokenBatch& batch, std::size_t chunk, const char* caller) {
+  if (chunk == 0) throw InvalidArgument(std::string(caller) + ": chunk must be at least 1");
   const torch::Tensor counts = batch.attention_mask.sum(1).to(torch::kInt64).contiguous();
-  std::vector<int64_t> lengths(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
+  const std::vector<int64_t> lengths(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
   std::vector<int64_t> order(lengths.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
-  return {std::move(order), std::move(lengths)};
+  std::vector<LengthChunk> plan;
+  for (std::size_t start = 0; start < order.size(); start += chunk) {
+    LengthChunk part;
+    part.rows.assign(order.begin() + long(start), order.begin() + long(std::min(order.size(), start + chunk)));
+    part.longest = std::max<int64_t>(1, lengths[std::size_t(part.rows.back())]);  // sorted: the last is longest
+    plan.push_back(std::move(part));
+  }
+  return plan;
 }
 
 }  // namespace
 
 torch::Tensor pooled_in_length_chunks(TorchTextModel& model, const TokenBatch& batch, std::size_t chunk) {
-  if (chunk == 0) throw InvalidArgument("pooled_in_length_chunks: chunk must be at least 1");
-  const auto [order, lengths] = rows_by_length(batch);
-  const auto n = int64_t(order.size());
-  if (n == 0) return model.pooled(batch, true);
+  const std::vector<LengthChunk> plan = plan_length_chunks(batch, chunk, "pooled_in_length_chunks");
+  if (plan.empty()) return model.pooled(batch, true);
   std::vector<torch::Tensor> parts;
-  for (int64_t start = 0; start < n; start += int64_t(chunk)) {
-    const int64_t size = std::min<int64_t>(int64_t(chunk), n - start);
-    const torch::Tensor rows = torch::tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + size));
-    // Sorted ascending, so the chunk's last row is its longest (at least one position, as tokenize pads).
-    const int64_t longest = std::max<int64_t>(1, lengths[std::size_t(order[std::size_t(start + size - 1)])]);
-    TokenBatch part;
-    part.input_ids = batch.input_ids.index_select(0, rows).narrow(1, 0, longest).contiguous();
-    part.attention_mask = batch.attention_mask.index_select(0, rows).narrow(1, 0, longest).contiguous();
-    parts.push_back(model.pooled(part, true));
+  std::vector<int64_t> inverse(std::size_t(batch.input_ids.size(0)));
+  int64_t sorted_row = 0;
+  for (const LengthChunk& part : plan) {
+    const torch::Tensor rows = torch::tensor(part.rows);
+    TokenBatch cut;
+    cut.input_ids = batch.input_ids.index_select(0, rows).narrow(1, 0, part.longest).contiguous();
+    cut.attention_mask = batch.attention_mask.index_select(0, rows).narrow(1, 0, part.longest).contiguous();
+    parts.push_back(model.pooled(cut, true));
+    for (int64_t row : part.rows) inverse[std::size_t(row)] = sorted_row++;
   }
-  // Back to the batch's order: row order[i] of the batch is row i of the sorted result.
-  std::vector<int64_t> inverse(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) inverse[std::size_t(order[i])] = int64_t(i);
+  // Back to the batch's order: batch row r is row inverse[r] of the chunks' concatenation.
   return torch::cat(parts).index_select(0, torch::tensor(inverse));
 }
 
 std::size_t padded_tokens_in_length_chunks(const TokenBatch& batch, std::size_t chunk) {
-  if (chunk == 0) throw InvalidArgument("padded_tokens_in_length_chunks: chunk must be at least 1");
-  const auto [order, lengths] = rows_by_length(batch);
   std::size_t total = 0;
-  for (std::size_t start = 0; start < order.size(); start += chunk) {
-    const std::size_t size = std::min(chunk, order.size() - start);
-    total += size * std::size_t(std::max<int64_t>(1, lengths[std::size_t(order[start + size - 1])]));
+  for (const LengthChunk& part : plan_length_chunks(batch, chunk, "padded_tokens_in_length_chunks")) {
+    total += part.rows.size() * std::size_t(part.longest);
   }
   return total;
 }
