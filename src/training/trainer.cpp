@@ -72,12 +72,13 @@ void copy_state(torch::jit::Module& from, torch::jit::Module& to, const std::str
 
 // What a resumed run must share with the interrupted one.
 nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const TrainConfig& c) {
-  nlohmann::json fingerprint = {{"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
-          {"trained_weights", to_string(c.trained_weights)},
-          {"temperature", c.temperature}, {"hard_negative_weight", c.hard_negative_weight},
-          {"batch_size", c.batch_size}, {"epochs", c.epochs}, {"learning_rate", c.learning_rate},
-          {"weight_decay", c.weight_decay}, {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm},
-          {"query_prefix", c.query_prefix.value_or("<base model's>")}, {"seed", c.seed}};
+  nlohmann::json fingerprint = {
+      {"triples", triples.size()}, {"loss", to_string(c.loss)}, {"sparsity", to_string(c.sparsity)},
+      {"trained_weights", to_string(c.trained_weights)},
+      {"temperature", c.temperature}, {"hard_negative_weight", c.hard_negative_weight},
+      {"batch_size", c.batch_size}, {"epochs", c.epochs}, {"learning_rate", c.learning_rate},
+      {"weight_decay", c.weight_decay}, {"warmup_ratio", c.warmup_ratio}, {"max_grad_norm", c.max_grad_norm},
+      {"query_prefix", c.query_prefix.value_or("<base model's>")}, {"seed", c.seed}};
   // Only when set, so that checkpoints of whole-network runs written before the option still resume.
   if (c.frozen_layers > 0) fingerprint["frozen_layers"] = c.frozen_layers;
   return fingerprint;
