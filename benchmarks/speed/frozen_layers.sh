@@ -17,7 +17,7 @@ cpu_seconds() {  # cpu_seconds FROZEN STEPS: user + system CPU seconds of one ru
     --dataset "$DATA" --qrels "$DATA/qrels/train.tsv" --batch-size 32 --lr 2e-5 --temperature 0.02 --seed 42 \
     --threads 2 --sparsity hoyer --frozen-layers "$1" --max-steps "$2" --out "$out" > "$out.log" 2>&1 \
     || { cat "$out.log" >&2; exit 1; }
-  awk '{printf "%.1f %d", $1 + $2, $3 / 1024}' "$out.time"
+  awk '{printf "%.1f %d\n", $1 + $2, $3 / 1024}' "$out.time"
 }
 
 baseline=""
