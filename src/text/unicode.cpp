@@ -23,7 +23,8 @@ void require_valid_utf8(std::string_view text, std::string_view what) {
       std::string where = "byte offset " + std::to_string(pos);
       if (text.find('\n') != std::string_view::npos) {
         const std::string_view before = text.substr(0, pos);
-        const std::size_t line_start = before.rfind('\n') == std::string_view::npos ? 0 : before.rfind('\n') + 1;
+        const std::size_t last_newline = before.rfind('\n');
+        const std::size_t line_start = last_newline == std::string_view::npos ? 0 : last_newline + 1;
         const auto line = 1 + std::count(before.begin(), before.end(), '\n');
         where = "line " + std::to_string(line) + ", byte " + std::to_string(pos - line_start + 1) + " of the line (" +
                 where + ")";
