@@ -66,6 +66,8 @@ cosine = _core.cosine
 hoyer = _core.hoyer
 final_scores = _core.final_scores
 rerank = _core.rerank
+read_stance = _core.read_stance
+StanceReading = _core.StanceReading
 run_beir = _core.run_beir
 run_stance = _core.run_stance
 exclusion_lists = _core.exclusion_lists
@@ -124,6 +126,7 @@ __all__ = [
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
     "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "SearchOptions", "rerank", "exclusion_lists",
+    "read_stance", "StanceReading",
     "run_beir", "run_stance",
     "Inverter", "Inversion", "edit_kinds", "stance_edit_kinds", "near_miss_edit_kinds", "wordnet_antonyms",
     "add_inverted_negatives",

@@ -287,7 +287,8 @@ class MilvusRetriever:
     def search(self, queries, k: int = _DEFAULTS.k, *, scorer: str = _DEFAULTS.scorer, alpha: Optional[float] = None,
                candidates: Optional[int] = None, sparse_queries=None, guard: bool = _DEFAULTS.guard, exclude=None,
                search_params: Optional[Dict[str, Any]] = None,
-               sparsity_scale: Optional[float] = _DEFAULTS.sparsity_scale) -> List[List[Any]]:
+               sparsity_scale: Optional[float] = _DEFAULTS.sparsity_scale,
+               stance: str = _DEFAULTS.stance) -> List[List[Any]]:
         """Index.search's signature and results (one list of Hit per query, best first).
 
         Arguments:
@@ -304,6 +305,9 @@ class MilvusRetriever:
             search_params: Milvus search parameters for E, e.g. {"nprobe": 16} for IVF_FLAT.
             sparsity_scale: the magnitude gate tau of the sparsity term (Index.search's); None =
                 the one the sparse encoder records, else none.
+            stance: "attack", "support" or "from-query" (each query text's instruction; attack
+                for one without and for query vectors), as in Index.search: the sign of the
+                sparsity term, with Es reading the claim without its instruction.
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a list of str or an array of query vectors, not one str: wrap it in a list")
@@ -313,12 +317,13 @@ class MilvusRetriever:
             raise ValueError(f"need 1 <= k <= candidates <= {MAX_TOP_K}, got k={k}, candidates={candidates}")
         options = _core.SearchOptions()
         options.scorer = scorer  # the library's scorer names; ValueError for an unknown one
+        options.stance = stance  # likewise for the stance
         if options.scorer not in ("cosine", "sparsity"):
             raise ValueError(f"scorer '{scorer}' needs token rows, which a Milvus collection does not store")
         needs_sparse = options.scorer == "sparsity"
         if needs_sparse and not self.info.sparse_dim:
             raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
-        dense, sparse = self._query_rows(queries, needs_sparse, sparse_queries)
+        dense, sparse, stances = self._query_rows(queries, needs_sparse, sparse_queries, stance)
         exclude_lists = _core.exclusion_lists(exclude, len(dense))
         results = []
         for q in range(len(dense)):
@@ -327,10 +332,11 @@ class MilvusRetriever:
             results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
                                         sparse_candidates=rows, k=k, scorer=scorer, alpha=alpha,
                                         sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q],
-                                        sparsity_scale=sparsity_scale, texts=texts))
+                                        sparsity_scale=sparsity_scale, texts=texts, stance=stances[q]))
         return results
 
-    def _query_rows(self, queries, needs_sparse: bool, sparse_queries):
+    def _query_rows(self, queries, needs_sparse: bool, sparse_queries, stance: str):
+        """E(q) rows, Es rows of the claims (or None) and each query's stance."""
         if isinstance(queries, np.ndarray):
             dense = np.atleast_2d(np.asarray(queries, dtype=np.float32))
             if dense.ndim != 2 or dense.shape[1] != self.info.dim:
@@ -344,7 +350,8 @@ class MilvusRetriever:
                     raise ValueError(f"sparse_queries must be ({len(dense)}, {self.info.sparse_dim}), got {sparse.shape}")
             if not np.all(np.isfinite(dense)) or np.any(np.linalg.norm(dense, axis=1) == 0):
                 raise ValueError("query vectors must be finite and non-zero")
-            return dense, sparse
+            # A vector carries no instruction: the given stance, else attack (rerank's reading).
+            return dense, sparse, [stance] * len(dense)
         if sparse_queries is not None:
             raise ValueError("sparse_queries goes with query vectors: pass queries as an array too")
         texts = list(queries)
@@ -352,10 +359,16 @@ class MilvusRetriever:
             raise ValueError("searching with query texts needs the encoder (MilvusRetriever(..., encoder=...))")
         if needs_sparse and self.sparse_encoder is None:
             raise ValueError("a sparsity scorer with query texts needs the sparse_encoder")
-        if needs_sparse:
+        readings = [_core.read_stance(text, stance) for text in texts]
+        stances = [reading.stance for reading in readings]
+        if not needs_sparse:
+            return self.encoder.encode(texts, query=True), None, stances
+        claims = [reading.claim for reading in readings]
+        if claims == texts:  # one forward pass when Es is a head over E's network
             dense, sparse = self.encoder.encode_both(self.sparse_encoder, texts, query=True)
-            return dense, sparse
-        return self.encoder.encode(texts, query=True), None
+            return dense, sparse, stances
+        # Es reads the claims without their instructions, as Index.search does.
+        return self.encoder.encode(texts, query=True), self.sparse_encoder.encode(claims, query=True), stances
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
         """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a
@@ -425,6 +438,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     search_command.add_argument("--alpha", type=float, help="default: the alpha the sparse model recorded")
     search_command.add_argument("--sparsity-scale", type=float,
                                 help="magnitude gate tau of the sparsity term; default: the one the sparse model recorded")
+    search_command.add_argument("--stance", default=_DEFAULTS.stance,
+                                help="attack, support or from-query (each query's instruction; attack without one)")
     args = parser.parse_args(argv)
 
     try:  # a model name that leads nowhere is the user's error, said without a traceback
@@ -451,9 +466,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.scorer != "cosine":
                 print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}")
             hits = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
-                                    alpha=args.alpha, sparsity_scale=args.sparsity_scale)
+                                    alpha=args.alpha, sparsity_scale=args.sparsity_scale, stance=args.stance)
             for query, per_query in zip(args.queries, hits):
                 print(f"query: {query}")
+                if args.scorer != "cosine":
+                    print(f"  stance {_core.read_stance(query, args.stance).describe()}")
                 for rank, hit in enumerate(per_query, 1):
                     print(f"  {rank:2d}. {hit.id}  score {hit.score:.4f}  cosine {hit.cosine:.4f}  "
                           f"sparsity {hit.sparsity:.4f}")

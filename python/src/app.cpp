@@ -76,11 +76,16 @@ py::dict scores_dict(const eval::StanceScores& s) {
 
 py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::path& model, const std::string& templates,
                     const std::string& stage1, const std::string& fusion, double fusion_lambda, std::size_t candidates,
-                    const std::optional<fs::path>& index_cache, std::size_t ablation, int threads, py::object progress) {
+                    const std::optional<fs::path>& index_cache, std::size_t ablation, int threads,
+                    std::optional<fs::path> sparse_model, const std::string& scorer, std::optional<double> alpha,
+                    py::object progress) {
   app::StanceRunOptions o;
   o.dataset = dataset.string();
   o.qrels = qrels.string();
   o.model = model.string();
+  o.sparse_model = sparse_model ? sparse_model->string() : "";
+  retrieval::set_scorer(o.search, scorer);
+  if (alpha) o.search.alpha = float(*alpha);
   o.templates = app::parse_stance_templates(templates);
   o.search.stage1 = retrieval::parse_stage1(stage1);
   o.search.fusion = retrieval::parse_fusion(fusion);
@@ -94,6 +99,7 @@ py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::pa
   py::dict d;
   d["queries"] = report.queries;
   d["encoder"] = report.encoder;
+  d["scoring"] = report.scoring;
   py::list per_template;
   for (const auto& [t, scores] : report.per_template) {
     py::dict row = scores_dict(scores);
@@ -155,13 +161,16 @@ Returns:
         py::arg("fusion_lambda") = stance_defaults.search.fusion_lambda,
         py::arg("candidates") = stance_defaults.search.candidates, py::arg("index_cache") = py::none(),
         py::arg("ablation") = stance_defaults.ablation, py::arg("threads") = stance_defaults.threads,
-        py::arg("progress") = false,
+        py::arg("sparse_model") = py::none(), py::arg("scorer") = retrieval::to_string(stance_defaults.search.scorer),
+        py::arg("alpha") = py::none(), py::arg("progress") = false,
         R"(Stance-aware retrieval evaluated as `counterpoint stance` does: per instruction template
 (held-out or training) P@R, Hard@R, Semi@R, Easy@R and nDCG@10, their mean, and with ablation=N
-the word-ablation diagnostics RIS / RCS / DI (mean, std) per document class.
+the word-ablation diagnostics RIS / RCS / DI (mean, std) per document class. With sparse_model
+(Es) and a sparsity scorer ("hoyer", "l2l1", "kappa4"), the stance stage: each query's instruction
+signs the sparsity term, cos + alpha * sparsity(Es(topic) - Es(claim)) for attack, minus for support.
 
 Returns:
-    dict(queries, encoder, templates=[dict(support, attack, p@r, hard@r, ...)], mean=dict(...),
+    dict(queries, encoder, scoring, templates=[dict(support, attack, p@r, hard@r, ...)], mean=dict(...),
     ablation={class: dict(documents, ris, rcs, di)}).)");
 }
 

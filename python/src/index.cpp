@@ -29,6 +29,7 @@ struct SearchResults {
   std::size_t k = 0;
   retrieval::AlphaChoice alpha;  // the alpha stage 2 used (sparsity scorers)
   std::size_t candidates = 0;    // stage-1 candidates per query (K)
+  std::vector<retrieval::StanceReading> stances;  // per query text (none for query vectors)
 };
 
 py::array_t<float> padded_component(const SearchResults& r, float Hit::*component) {
@@ -282,7 +283,7 @@ const retrieval::SearchOptions kSearchDefaults{};
 retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t> candidates, const std::string& scorer,
                                         std::optional<double> alpha, const std::string& stage1,
                                         const std::string& fusion, double fusion_lambda, bool guard, int ef_search,
-                                        int nprobe, std::optional<double> sparsity_scale) {
+                                        int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
   retrieval::SearchOptions options;
   options.k = positive(k, "k");
   options.candidates = candidates ? positive(*candidates, "candidates") : std::max(options.k, kSearchDefaults.candidates);
@@ -294,6 +295,7 @@ retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t
   options.sparsity.identical_guard = guard;
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
   retrieval::choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
+  options.stance = retrieval::parse_stance(stance);
   if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
   if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
   options.dense_params.ef_search = ef_search;
@@ -313,13 +315,14 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                      const std::string& scorer, std::optional<double> alpha, const std::string& stage1,
                      const std::string& fusion, double fusion_lambda, bool guard, py::object prefix_object,
                      py::object exclude, std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries,
-                     int ef_search, int nprobe, std::optional<double> sparsity_scale) {
+                     int ef_search, int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
   // Query vectors (a numeric array) or query texts (a list of str).
   const bool vectors = py::isinstance<py::array>(queries);
   std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
   const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
   const retrieval::SearchOptions options =
-      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale);
+      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale,
+                     stance);
   retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
   const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
   warn_on_default_alpha("Index.search", options, chosen);
@@ -336,15 +339,17 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
   retrieval::EncodedQueries encoded =
       vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
   encoded.exclude = std::move(excluded);
-  return SearchResults{retriever.search_encoded(encoded, options), options.k, chosen, options.candidates};
+  auto hits = retriever.search_encoded(encoded, options);
+  return SearchResults{std::move(hits), options.k, chosen, options.candidates, std::move(encoded.stances)};
 }
 
 // Stage 2 over one query's candidates found elsewhere (counterpoint.milvus, a user's own store).
 std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_query, py::object sparse_candidates,
                         py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
                         std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude,
-                        std::optional<double> sparsity_scale, py::object texts) {
+                        std::optional<double> sparsity_scale, py::object texts, const std::string& stance) {
   retrieval::SearchOptions options;
+  options.stance = retrieval::parse_stance(stance);
   options.k = positive(k, "k");
   retrieval::set_scorer(options, scorer);
   if (alpha) options.alpha = float(*alpha);
@@ -460,6 +465,8 @@ to_pandas() gives one row per hit (pandas optional); a notebook shows the hits a
                              })
       .def_property_readonly("candidates", [](const SearchResults& r) { return r.candidates; },
                              "Stage-1 candidates per query (K) the search used.")
+      .def_readonly("stances", &SearchResults::stances,
+                    "Per query text, the StanceReading that signed its sparsity term (empty for query vectors).")
       .def_property_readonly(
           "alpha",
           [](const SearchResults& r) { return py::make_tuple(r.alpha.value, alpha_source(r.alpha), r.alpha.describe()); },
@@ -535,6 +542,7 @@ the models the index records.)")
            py::arg("exclude") = py::none(), py::arg("verifier") = py::none(), py::arg("sparse_queries") = py::none(),
            py::arg("ef_search") = kSearchDefaults.dense_params.ef_search,
            py::arg("nprobe") = kSearchDefaults.dense_params.nprobe, py::arg("sparsity_scale") = py::none(),
+           py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -558,6 +566,11 @@ Arguments:
     sparsity_scale: magnitude gate tau of the sparsity term, sparsity * min(1,
         |Es(q) - Es(p)|_2 / tau), so near-identical texts cannot look as sparse as a real
         contradiction; 0 = none; None = the tau the sparse encoder records, else none.
+    stance: the stance hits take towards each query, the sign of the sparsity term: "attack"
+        (cosine + alpha * sparsity), "support" (cosine - alpha * sparsity), or "from-query": each
+        query's instruction ("Find an argument supporting the claim: X"; see read_stance), attack
+        for a query without one and for query vectors. Es reads the claim without its instruction;
+        results.stances says what was read.
     stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
         "rrf" (reciprocal rank fusion).
@@ -805,6 +818,8 @@ from this default-constructed struct (candidates None in Index.search means max(
       .def_readwrite("alpha", &SearchOptions::alpha)
       .def_property("sparsity_scale", [](const SearchOptions& o) { return o.sparsity.scale; },
                     [](SearchOptions& o, std::optional<float> tau) { o.sparsity.scale = tau; })
+      .def_property("stance", [](const SearchOptions& o) { return retrieval::to_string(o.stance); },
+                    [](SearchOptions& o, const std::string& name) { o.stance = retrieval::parse_stance(name); })
       .def_property("guard", [](const SearchOptions& o) { return o.sparsity.identical_guard; },
                     [](SearchOptions& o, bool guard) { o.sparsity.identical_guard = guard; })
       .def_property("ef_search", [](const SearchOptions& o) { return o.dense_params.ef_search; },
@@ -816,6 +831,31 @@ from this default-constructed struct (candidates None in Index.search means max(
                ", scorer='" + retrieval::to_string(o.scorer) + "', stage1='" + retrieval::to_string(o.stage1) + "')";
       });
 
+  py::class_<retrieval::StanceReading>(m, "StanceReading", R"(What a query asks for (read_stance): its stance, "attack" or
+"support"; the claim Es reads (the query without its instruction); the instruction recognised ("" when
+none); from_instruction / given: where the stance came from.)")
+      .def_property_readonly("stance", [](const retrieval::StanceReading& r) { return retrieval::to_string(r.stance); })
+      .def_readonly("claim", &retrieval::StanceReading::claim)
+      .def_readonly("instruction", &retrieval::StanceReading::instruction)
+      .def_readonly("from_instruction", &retrieval::StanceReading::from_instruction)
+      .def_readonly("given", &retrieval::StanceReading::given)
+      .def("describe", &retrieval::StanceReading::describe,
+           "'support (read from \"...:\")', 'attack (given)' or 'attack (no instruction: what contradicts the query)'.")
+      .def("__repr__", [](const retrieval::StanceReading& r) { return "StanceReading(" + r.describe() + ")"; });
+  m.def(
+      "read_stance",
+      [](const std::string& query, const std::string& stance) {
+        return retrieval::read_stance(query, retrieval::parse_stance(stance));
+      },
+      py::arg("query"), py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
+      R"(The stance a query asks for, as Index.search reads it: "Find an argument supporting the claim: X"
+asks for support of X, "Show me a point that refutes this: X" for attacks on it; a query without such
+an instruction asks for what contradicts it (attack). The instruction is the opening up to the first
+':' or '?' when it starts with a request (find, retrieve, show, give, which, what, argue, ...) and
+names one stance. stance="attack" / "support" sets the stance whatever the instruction says.
+
+Returns:
+    StanceReading (stance, claim, instruction, from_instruction, given).)");
   m.def(
       "exclusion_lists", [](py::object exclude, py::ssize_t n) {
         auto lists = exclude_lists(exclude, std::size_t(n));
@@ -830,6 +870,7 @@ entry per query, each None, one id (str) or a list of ids. ValueError / TypeErro
         py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),
         py::arg("sparse_encoder") = py::none(), py::arg("guard") = kSearchDefaults.sparsity.identical_guard,
         py::arg("exclude") = py::none(), py::arg("sparsity_scale") = py::none(), py::arg("texts") = py::none(),
+        py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
         R"(Stage 2 alone over one query's candidates found by another store (a Milvus collection, your
 own ANN index): the scores, order and ties of Index.search (ties keep the candidates' order).
 
@@ -845,6 +886,9 @@ Arguments:
     exclude: ids never returned (e.g. the query's own id).
     sparsity_scale: the magnitude gate tau (see Index.search); None = the one sparse_encoder records.
     texts: None, or the candidates' passages, one per id: each Hit then carries its text.
+    stance: "attack" (cosine + alpha * sparsity) or "support" (cosine - alpha * sparsity); the
+        default "from-query" has no query text here, so it is attack: pass read_stance(query).stance,
+        with sparse_query = Es(read_stance(query).claim).
 
 Returns:
     list of Hit, best first (their slot is -1: the rows live elsewhere).)");

@@ -73,6 +73,7 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   report.alpha = retriever->alpha_for(options.search);
   report.scale = retriever->scale_for(options.search);
   report.scoring = retrieval::describe_scoring(options.search, report.alpha, report.scale);
+  report.stances = std::move(encoded.stances);
   report.retriever = std::move(retriever);
   return report;
 }

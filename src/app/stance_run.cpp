@@ -9,6 +9,7 @@
 #include "counterpoint/data/beir.h"
 #include "counterpoint/data/metadata.h"
 #include "counterpoint/eval/retrieval_task.h"
+#include "counterpoint/retrieval/stance.h"
 
 namespace counterpoint::app {
 
@@ -98,7 +99,17 @@ void validate(const StanceRunOptions& options) {
   }
   if (!path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
   if (options.search.candidates == 0) throw InvalidArgument("--candidates must be >= 1");
+  const bool sparsity = options.search.scorer == retrieval::Scorer::kSparsity;
+  if (options.search.scorer != retrieval::Scorer::kCosine && !sparsity) {
+    throw InvalidArgument("the stance stage scores by cosine or cosine +/- alpha * sparsity; scorer '" +
+                          retrieval::to_string(options.search.scorer) + "' is not one of them");
+  }
+  if (sparsity != !options.sparse_model.empty()) {
+    throw InvalidArgument(sparsity ? "a sparsity scorer needs --sparse-model (Es)"
+                                   : "--sparse-model needs a sparsity scorer (--scorer hoyer, l2l1 or kappa4)");
+  }
   resolve_model(options.model);
+  if (sparsity) resolve_model(options.sparse_model);
 }
 
 StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallback& progress,
@@ -118,9 +129,11 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
 
   StanceRunReport report;
   auto encoder = load_model(options.model, options.threads);
-  auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, nullptr, progress,
+  std::shared_ptr<Encoder> sparse;
+  if (!options.sparse_model.empty()) sparse = load_model(options.sparse_model, options.threads);
+  auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, sparse.get(), progress,
                                  options.feature_cache);
-  retrieval::Retriever retriever(idx, encoder, nullptr);
+  retrieval::Retriever retriever(idx, encoder, sparse);
   retrieval::SearchOptions search = options.search;
   search.candidates = std::min(search.candidates, idx->size());
   // P@R reads the top R, R = the query's positives: the deepest R (at least 10, for nDCG@10).
@@ -135,19 +148,32 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
   search.k = std::min(depth, search.candidates);
   report.queries = queries.size();
   report.encoder = encoder->manifest().name;
+  report.scoring = retrieval::describe_scoring(search, retriever.alpha_for(search), retriever.scale_for(search));
+  // Each query is instruction + topic, its stance read from the instruction; E reads the whole query
+  // (no model prefix), BM25 and Es the topic alone.
+  search.stance = retrieval::Stance::kFromQuery;
+  const std::string no_prefix;
 
   for (const auto& t : templates) {
     data::RankedRun run;
     for (const std::string stance : {"support", "attack"}) {
-      std::vector<std::string> ids, topics;
+      std::vector<std::string> ids, topics, texts;
       for (const auto& q : queries) {
         if (requested(query_labels.at(q.id)) != stance) continue;
         ids.push_back(q.id);
         topics.push_back(q.text);
+        texts.push_back(training::stance_query(t, stance, q.text));
       }
       if (ids.empty()) continue;
-      const std::string prefix = stance == "support" ? t.support : t.attack;
-      const auto part = eval::ranked_run(ids, retriever.search(topics, search, &prefix));
+      auto encoded = retriever.encode_queries(texts, search, &no_prefix);
+      for (const auto& reading : encoded.stances) {
+        if (retrieval::to_string(reading.stance) != stance || !reading.from_instruction) {
+          throw InvalidArgument("the instruction \"" + trimmed(stance == "support" ? t.support : t.attack) +
+                                "\" does not read as " + stance + " (retrieval::read_stance)");
+        }
+      }
+      encoded.texts = topics;
+      const auto part = eval::ranked_run(ids, retriever.search_encoded(encoded, search));
       run.insert(part.begin(), part.end());
     }
     const auto scores = eval::evaluate_stance(run, query_labels, document_labels).mean;

@@ -40,7 +40,7 @@ std::string edit_list_string(const std::vector<text::EditKind>& kinds);
 // guard, efSearch/nprobe), shown with and defaulting to the library's SearchOptions values.
 struct SearchArgs {
   retrieval::SearchOptions defaults;
-  std::string scorer, stage1, fusion;
+  std::string scorer, stage1, fusion, stance;
   float alpha = retrieval::kDefaultAlpha, lambda = 0.0f, scale = 0.0f;
   std::size_t k = 0, candidates = 0;
   int ef_search = 0, nprobe = 0;
@@ -52,6 +52,9 @@ struct SearchArgs {
 void add_search_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
 // Stage 1 alone (stage1, fusion, lambda, candidates), for commands that rank by stage 1.
 void add_stage1_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
+// Stage 2's scorer, alpha and sparsity scale; `scorers` lists the names the command takes.
+void add_scorer_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults,
+                        const std::string& scorers);
 
 std::vector<std::string> query_ids(const std::vector<data::Query>& queries);
 

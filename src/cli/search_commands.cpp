@@ -41,9 +41,11 @@ std::optional<std::string> given(const CLI::Option* option, const std::string& v
   return option->count() ? std::optional<std::string>(value) : std::nullopt;
 }
 
+// `stance` is printed for sparsity scorers, the only ones it changes.
 void print_hits(const data::Query& query, const std::vector<retrieval::Hit>& hits,
-                const index::DocumentIndex& index) {
+                const index::DocumentIndex& index, const retrieval::StanceReading* stance) {
   std::cout << "query " << query.id << ": " << query.text << "\n";
+  if (stance) std::cout << "  stance " << stance->describe() << "\n";
   for (std::size_t r = 0; r < hits.size(); ++r) {
     const auto& h = hits[r];
     std::string text = index.text(h.slot);
@@ -129,7 +131,8 @@ void add_search_commands(CLI::App& app) {
     }
     std::cout << r.scoring << "\n";
     for (std::size_t i = 0; i < queries.size(); ++i) {
-      print_hits(queries[i], r.hits[i], r.retriever->index());
+      const bool signed_by_stance = o.search.scorer == retrieval::Scorer::kSparsity && i < r.stances.size();
+      print_hits(queries[i], r.hits[i], r.retriever->index(), signed_by_stance ? &r.stances[i] : nullptr);
       if (!a->explain || r.hits[i].empty()) continue;
       std::cout << retrieval::describe(retrieval::explain(*r.retriever, queries[i].text, r.hits[i][0].id, 5, 5,
                                                           o.search.sparsity));

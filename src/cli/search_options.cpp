@@ -14,17 +14,28 @@ void add_stage1_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   cmd->add_option("--candidates", a.candidates, "Stage-1 candidates K");
 }
 
-void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults) {
-  add_stage1_options(cmd, a, defaults);
+void add_scorer_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults,
+                        const std::string& scorers) {
+  a.defaults = defaults;
   a.scorer = retrieval::to_string(defaults.scorer);
-  a.k = defaults.k;
-  cmd->add_option("--scorer", a.scorer, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
+  cmd->add_option("--scorer", a.scorer, scorers);
   a.alpha_option = cmd->add_option("--alpha", a.alpha, "Weight of the sparsity term (default: the alpha Es records, else 1)")
                        ->default_str("");
   a.scale_option = cmd->add_option("--sparsity-scale", a.scale,
                                    "Magnitude gate tau of the sparsity term: sparsity * min(1, |Es(q) - Es(p)|_2 / tau); "
                                    "0 = none (default: the tau Es records, else none)")
                        ->default_str("");
+}
+
+void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults) {
+  add_stage1_options(cmd, a, defaults);
+  add_scorer_options(cmd, a, defaults, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
+  a.k = defaults.k;
+  a.stance = retrieval::to_string(defaults.stance);
+  cmd->add_option("--stance", a.stance,
+                  "The stance hits take towards each query, the sign of the sparsity term: attack (+), support (-), "
+                  "or from-query (each query's instruction, e.g. \"Find an argument supporting the claim: ...\"; "
+                  "attack without one)");
   a.k_option = cmd->add_option("-k,--k", a.k, "Hits per query (run: default and minimum, the deepest cut-off of --metrics)");
   cmd->add_option("--ef-search", a.ef_search, "HNSW efSearch for this call");
   cmd->add_option("--nprobe", a.nprobe, "IVF nprobe for this call");
@@ -42,6 +53,7 @@ retrieval::SearchOptions SearchArgs::resolve() const {
   o.fusion = retrieval::parse_fusion(fusion);
   o.fusion_lambda = lambda;
   o.sparsity.identical_guard = !no_guard;
+  if (!stance.empty()) o.stance = retrieval::parse_stance(stance);
   o.dense_params.ef_search = ef_search;
   o.dense_params.nprobe = nprobe;
   return o;

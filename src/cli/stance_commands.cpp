@@ -27,6 +27,7 @@ std::string cell(const eval::MeanStd& v) {
 void print_report(const app::StanceRunOptions& o, const std::string& stage1, const app::StanceRunReport& r) {
   std::cout << "queries " << r.queries << "  encoder " << r.encoder << "  stage1 " << stage1 << "  templates "
             << app::to_string(o.templates) << "\n";
+  if (!o.sparse_model.empty()) std::cout << "stance stage: " << r.scoring << ", signed by each query's instruction\n";
   std::cout << std::left << std::setw(44) << "instruction (support / attack)" << std::right << std::setw(8) << "P@R"
             << std::setw(9) << "Hard@R" << std::setw(9) << "Semi@R" << std::setw(9) << "Easy@R" << std::setw(9)
             << "nDCG@10" << "\n";
@@ -60,6 +61,10 @@ void add_stance_command(CLI::App& app) {
   cmd->add_option("--model", a->options.model, "Encoder E (name or directory)");
   cmd->add_option("--templates", a->templates, "Instruction templates: held-out (never trained on) or training");
   add_stage1_options(cmd, a->search, a->options.search);
+  cmd->add_option("--sparse-model", a->options.sparse_model,
+                  "Es for the stance stage: cos + alpha * sparsity(Es(topic) - Es(claim)) for attack queries, "
+                  "minus for support ones (with --scorer hoyer, l2l1 or kappa4)");
+  add_scorer_options(cmd, a->search, a->options.search, "cosine, or hoyer / l2l1 / kappa4 with --sparse-model");
   cmd->add_option("--index-cache", a->options.index_cache, "Index directory to reuse, or to create when absent");
   add_feature_cache_options(cmd, a->options.feature_cache);
   cmd->add_option("--ablation", a->options.ablation,

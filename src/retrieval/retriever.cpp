@@ -157,11 +157,22 @@ EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries
   encode.prefix_override = prefix_override;
   EncodedQueries out;
   out.texts = queries;
+  std::vector<std::string> claims;
+  for (const auto& query : queries) {
+    out.stances.push_back(read_stance(query, options.stance));
+    claims.push_back(out.stances.back().claim);
+  }
   if (options.scorer == Scorer::kSparsity) {
     if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
-    // One forward pass when Es is a head over E's network.
-    std::tie(out.dense, out.sparse) = cache ? cache->encode_both(*encoder_, *sparse_encoder_, queries, encode)
-                                            : Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
+    if (claims == queries) {
+      // One forward pass when Es is a head over E's network.
+      std::tie(out.dense, out.sparse) = cache ? cache->encode_both(*encoder_, *sparse_encoder_, queries, encode)
+                                              : Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
+    } else {
+      // Es reads the claims without their instructions.
+      out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
+      out.sparse = cache ? cache->encode(*sparse_encoder_, claims, encode) : sparse_encoder_->encode(claims, encode);
+    }
   } else {
     out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
   }
@@ -187,6 +198,10 @@ void Retriever::validate(const EncodedQueries& queries, const SearchOptions& opt
   if (options.stage1 != Stage1::kBm25) {
     require_width(queries.dense, index_->options().dim, "query embeddings");
     require_finite(queries.dense, "query embeddings");
+  }
+  if (!queries.stances.empty() && queries.stances.size() != n) {
+    throw InvalidArgument(std::to_string(queries.stances.size()) + " stance readings for " + std::to_string(n) +
+                          " queries (give one per query, or none)");
   }
   if (options.stage1 != Stage1::kDense && queries.texts.size() != n) {
     throw InvalidArgument("BM25 needs the query texts: " + std::to_string(queries.texts.size()) +
@@ -296,7 +311,8 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
                                         sparsity.data());
       }
     });
-    scoring::final_scores(c.stage1.data(), sparsity.data(), n, alpha, final_score.data());
+    scoring::final_scores(c.stage1.data(), sparsity.data(), n, alpha, sparsity_direction(stance_of(queries, q, options)),
+                          sparsity_options, final_score.data());
   } else if (uses_tokens(options.scorer) && n > 0) {
     std::vector<Matrix> maps;
     maps.reserve(n);
@@ -366,6 +382,11 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   return results;
 }
 
+Stance stance_of(const EncodedQueries& queries, std::size_t q, const SearchOptions& options) {
+  if (q < queries.stances.size()) return queries.stances[q].stance;
+  return options.stance == Stance::kFromQuery ? Stance::kAttack : options.stance;
+}
+
 AlphaChoice Retriever::alpha_for(const SearchOptions& options) const {
   return choose_alpha(options.alpha, sparse_encoder_.get());
 }
@@ -375,7 +396,7 @@ ScaleChoice Retriever::scale_for(const SearchOptions& options) const {
 }
 
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
-                        const Encoder* sparse_encoder, const std::vector<std::string>& exclude) {
+                        const Encoder* sparse_encoder, const std::vector<std::string>& exclude, Stance stance) {
   if (options.k == 0) throw InvalidArgument("k must be >= 1");
   if (options.scorer != Scorer::kCosine && options.scorer != Scorer::kSparsity) {
     throw InvalidArgument("rerank scores candidates found elsewhere by cosine or cosine + alpha * sparsity; scorer '" +
@@ -419,7 +440,9 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
       scoring::sparsity_scores_gather(query, candidates.sparse, n, rows.data(), rows.size(), sparsity_options,
                                       sparsity.data());
     }
-    scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha, final_score.data());
+    if (stance == Stance::kFromQuery) stance = options.stance == Stance::kFromQuery ? Stance::kAttack : options.stance;
+    scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha, sparsity_direction(stance),
+                          sparsity_options, final_score.data());
   }
   return ranked_hits(final_score, std::vector<std::int64_t>(kept.begin(), kept.end()), options.k, [&](std::size_t j) {
     Hit h;

@@ -229,4 +229,18 @@ void final_scores(const float* stage1, const float* sparsity, std::size_t n, flo
   for (std::size_t i = 0; i < n; ++i) out[i] = stage1[i] + alpha * sparsity[i];
 }
 
+void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float direction,
+                  const SparsityOptions& options, float* out) {
+  if (direction != 1.0f && direction != -1.0f) {
+    throw InvalidArgument("final_scores: direction must be +1 or -1, got " + std::to_string(direction));
+  }
+  if (!std::isfinite(alpha)) {
+    throw InvalidArgument("final_scores: alpha must be finite, got " + std::to_string(alpha));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool guarded = options.identical_guard && sparsity[i] == options.guard_value;
+    out[i] = stage1[i] + (guarded ? 1.0f : direction) * alpha * sparsity[i];
+  }
+}
+
 }  // namespace counterpoint::scoring

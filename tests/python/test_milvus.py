@@ -234,6 +234,21 @@ def test_a_milvus_lite_file_another_process_holds_is_named_as_such(tmp_path, tin
     assert "another process has this Milvus Lite file open" in result.stderr
 
 
+def test_a_stance_query_ranks_as_index_search_ranks_it(client, tiny, tiny_index):
+    """The instruction signs the sparsity term and Es reads the claim alone, as in Index.search."""
+    cpm.export(tiny_index, client, "stance", progress=False)
+    retriever = cpm.MilvusRetriever(client, "stance", encoder=tiny, sparse_encoder=tiny)
+    queries = ["Show me a point that backs this up: the cat sleeps", "Show me a point that refutes this: the cat sleeps",
+               "the cat sleeps"]
+    for stance in ("from-query", "support"):
+        expected = tiny_index.search(queries, k=6, scorer="hoyer", alpha=1.0, stance=stance)
+        assert_same_hits(expected, retriever.search(queries, k=6, scorer="hoyer", alpha=1.0, stance=stance))
+    readings = tiny_index.search(queries, k=6, scorer="hoyer", alpha=1.0).stances
+    assert [r.stance for r in readings] == ["support", "attack", "attack"]
+    with pytest.raises(ValueError, match="unknown stance"):
+        retriever.search(queries, scorer="hoyer", alpha=1.0, stance="pro")
+
+
 def test_eight_threads_search_as_one_does(client, tiny, tiny_index):
     cpm.export(tiny_index, client, "threads", progress=False)
     retriever = cpm.MilvusRetriever(client, "threads", encoder=tiny, sparse_encoder=tiny)

@@ -29,6 +29,7 @@ struct IndexSearchReport {
   retrieval::AlphaChoice alpha;
   retrieval::ScaleChoice scale;
   std::string scoring;  // retrieval::describe_scoring
+  std::vector<retrieval::StanceReading> stances;  // per query: the stance stage 2 signed the sparsity term by
 };
 
 // The installed model name an index's recorded identity ("name@checksum") refers to.

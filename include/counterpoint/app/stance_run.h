@@ -29,6 +29,10 @@ struct StanceRunOptions {
   std::string dataset;      // BEIR directory with metadata.jsonl (topic_id, stance per claim)
   std::string qrels;        // only its queries are run
   std::string model = kDefaultDenseModel;
+  // The stance stage: Es (name or directory) for a sparsity scorer in `search`. Each query's
+  // instruction sets the sign of the sparsity term (retrieval/stance.h): cos + alpha * sparsity for
+  // an attack instruction, cos - alpha * sparsity for a support one; Es reads the topic alone.
+  std::string sparse_model;
   std::string index_cache;  // index directory to reuse, or to create when absent
   StanceTemplates templates = StanceTemplates::kHeldOut;
   std::size_t ablation = 0;  // word ablation on up to N documents per class per query (first template)
@@ -43,6 +47,7 @@ struct StanceRunOptions {
 struct StanceRunReport {
   std::size_t queries = 0;
   std::string encoder;  // E's name
+  std::string scoring;  // stage 2 as retrieval::describe_scoring says it (scorer, alpha and where it came from)
   std::vector<std::pair<training::StanceTemplate, eval::StanceScores>> per_template;
   eval::StanceScores mean;  // mean over the templates
   // With ablation: the first template, and the summary per document class.

@@ -18,6 +18,7 @@
 #include "counterpoint/core/progress.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/index/document_index.h"
+#include "counterpoint/retrieval/stance.h"
 #include "counterpoint/scoring/map_verifier.h"
 #include "counterpoint/scoring/pooled.h"
 #include "counterpoint/scoring/token_maps.h"
@@ -59,6 +60,10 @@ struct SearchOptions {
   // else kDefaultAlpha; the retriever resolves it (Retriever::alpha_for) and says which it used.
   std::optional<float> alpha;
   scoring::SparsityOptions sparsity;  // function and the identical-text guard (on by default)
+  // The stance the hits should take towards each query (retrieval/stance.h): it signs the sparsity
+  // term. kFromQuery reads it from each query's instruction, else attack (SparseCL's contradiction
+  // search); query vectors, which carry no instruction, are searched for attack unless it is given.
+  Stance stance = Stance::kFromQuery;
   scoring::AlignmentOptions alignment;
   index::SearchParams dense_params;  // efSearch / nprobe for this call
 };
@@ -82,6 +87,8 @@ struct EncodedQueries {
   Matrix sparse;                      // rows = queries, Es (0 rows when no Es is used)
   std::vector<Matrix> tokens;         // per-token E states (empty unless a token scorer)
   std::vector<std::vector<std::string>> exclude;  // per query: ids never returned (e.g. itself)
+  // Per query: what read_stance found (empty: options.stance, or attack when that is kFromQuery).
+  std::vector<StanceReading> stances;
 };
 
 // The alpha a search uses, and where it came from, so that every face (CLI, Python, demo) picks
@@ -187,13 +194,19 @@ struct CandidateRows {
 };
 
 // Stage 2 alone, over candidates found elsewhere: the same scores, order and ties as
-// Retriever::search (cosine or cos + alpha * sparsity; ties keep the candidates' order), the
+// Retriever::search (cosine or cos +/- alpha * sparsity; ties keep the candidates' order), the
 // ids in `exclude` dropped, the best options.k returned. `sparse_query` is Es(q) (sparse_dim
-// floats) for a sparsity scorer; alpha and the scale are resolved by choose_alpha(options.alpha,
+// floats) for a sparsity scorer, of the claim read_stance(query, options.stance) found, whose
+// stance `stance` is (kFromQuery: options.stance, else attack); alpha and the scale are resolved by choose_alpha(options.alpha,
 // sparse_encoder) and choose_sparsity_scale(options.sparsity.scale, sparse_encoder). InvalidArgument for a scorer other than cosine or sparsity, mismatched
 // lengths, missing or non-finite rows.
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
-                        const Encoder* sparse_encoder = nullptr, const std::vector<std::string>& exclude = {});
+                        const Encoder* sparse_encoder = nullptr, const std::vector<std::string>& exclude = {},
+                        Stance stance = Stance::kFromQuery);
+
+// The stance stage 2 uses for query q: the reading encode_queries recorded, else options.stance
+// when given, else attack.
+Stance stance_of(const EncodedQueries& queries, std::size_t q, const SearchOptions& options);
 
 // Documents encoded per step of add_documents (the unit of progress; texts are length-sorted within
 // a step, so larger steps pad less): the default of every face that indexes a corpus.

@@ -8,6 +8,7 @@
 #include "counterpoint/app/beir_run.h"
 #include "counterpoint/app/stance_run.h"
 #include "counterpoint/core/errors.h"
+#include "counterpoint/retrieval/stance.h"
 
 using namespace counterpoint;
 using namespace counterpoint::app;
@@ -91,6 +92,20 @@ TEST(BeirRun, ARunOnATinySetReportsEveryMetricAndTheDepthTheyNeed) {
   for (const auto& [name, value] : report.metrics) {
     EXPECT_GE(value, 0.0) << name;
     EXPECT_LE(value, 1.0) << name;
+  }
+}
+
+// `counterpoint stance` reads each query's stance from its instruction, so every template must read as its own.
+TEST(StanceRun, EveryInstructionTemplateReadsAsItsStanceAndLeavesTheTopic) {
+  for (const auto* templates : {&training::training_stance_templates(), &training::held_out_stance_templates()}) {
+    for (const auto& t : *templates) {
+      for (const std::string stance : {"support", "attack"}) {
+        const auto reading = retrieval::read_stance(training::stance_query(t, stance, "We should ban boxing"));
+        EXPECT_EQ(retrieval::to_string(reading.stance), stance) << t.support << " / " << t.attack;
+        EXPECT_TRUE(reading.from_instruction);
+        EXPECT_EQ(reading.claim, "We should ban boxing");
+      }
+    }
   }
 }
 

@@ -50,6 +50,32 @@ Fixture make_fixture() {
   return f;
 }
 
+// Options of a cos +/- alpha * sparsity search with alpha 1.
+SearchOptions sparsity_search(std::size_t k, Stance stance) {
+  SearchOptions options;
+  options.k = k;
+  options.scorer = Scorer::kSparsity;
+  options.alpha = 1.0f;
+  options.stance = stance;
+  return options;
+}
+
+// `hits` as another store would hand them to rerank: ids, cosines and Es rows (kept in `sparse`).
+CandidateRows candidates_of(const Fixture& f, const std::vector<Hit>& hits, std::vector<float>& sparse) {
+  CandidateRows rows;
+  std::vector<index::Slot> slots;
+  for (const auto& h : hits) {
+    rows.ids.push_back(h.id);
+    rows.stage1.push_back(h.cosine);
+    slots.push_back(h.slot);
+  }
+  sparse.assign(slots.size() * 4, 0.0f);
+  f.index->gather_sparse(slots.data(), slots.size(), sparse.data());
+  rows.sparse = sparse.data();
+  rows.sparse_dim = 4;
+  return rows;
+}
+
 std::vector<std::string> ids(const std::vector<Hit>& hits) {
   std::vector<std::string> out;
   for (const auto& h : hits) out.push_back(h.id);
@@ -281,18 +307,9 @@ TEST(Rerank, CandidatesFoundElsewhereRankAsTheRetrieverRanksThem) {
   by_cosine.k = 4;
   EncodedQueries unfiltered = f.queries;
   unfiltered.exclude.clear();
-  const auto cosine_hits = retriever.search_encoded(unfiltered, by_cosine)[0];
-  CandidateRows rows;
-  std::vector<float> sparse(4 * 4);
-  std::vector<index::Slot> slots;
-  for (const auto& h : cosine_hits) {  // the other store's order: by cosine
-    rows.ids.push_back(h.id);
-    rows.stage1.push_back(h.cosine);
-    slots.push_back(h.slot);
-  }
-  f.index->gather_sparse(slots.data(), slots.size(), sparse.data());
-  rows.sparse = sparse.data();
-  rows.sparse_dim = 4;
+  std::vector<float> sparse;
+  // The other store's order: by cosine.
+  const CandidateRows rows = candidates_of(f, retriever.search_encoded(unfiltered, by_cosine)[0], sparse);
   const auto hits = rerank(rows, f.queries.sparse.row(0), options, nullptr, {"other"});
   ASSERT_EQ(ids(hits), ids(expected));
   for (std::size_t i = 0; i < hits.size(); ++i) {
@@ -375,4 +392,38 @@ TEST(Retriever, AnUnsetAlphaIsTheOneEsRecordsElseTheDefaultAndIsReported) {
   options.alpha = 2.5f;
   EXPECT_EQ(retriever.alpha_for(options).source, AlphaChoice::Source::kGiven);
   EXPECT_EQ(describe_scoring(options, retriever.alpha_for(options)), "scorer sparsity (hoyer), alpha 2.5 (given)");
+}
+
+// The stance signs the sparsity term: attack lifts the sparse difference ("contra"), support the
+// dense one ("para"); the query's own text stays at the bottom either way.
+TEST(Stance, TheRequestedStanceSignsTheSparsityTermAndTheGuardSinksTheQueryEitherWay) {
+  auto f = make_fixture();
+  f.index->add({"do cats sleep"}, {"itself"}, rows({{1, 0, 0, 0}}), rows({{1, 0, 0, 0}}));
+  Retriever retriever(f.index, nullptr);
+  const auto attack = retriever.search_encoded(f.queries, sparsity_search(5, Stance::kAttack))[0];
+  EXPECT_EQ(ids(attack), (std::vector<std::string>{"contra", "para", "far", "other", "itself"}));
+  const auto support = retriever.search_encoded(f.queries, sparsity_search(5, Stance::kSupport))[0];
+  EXPECT_EQ(ids(support), (std::vector<std::string>{"para", "contra", "far", "other", "itself"}));
+  for (const auto& h : support) {
+    if (h.id != "itself") {
+      EXPECT_NEAR(h.score, h.cosine - h.sparsity, 1e-6) << h.id;
+    }
+  }
+  // A reading recorded per query wins over options.stance (kFromQuery reads the instruction).
+  f.queries.stances = {read_stance("Show me a point that backs this up: do cats sleep")};
+  EXPECT_EQ(ids(retriever.search_encoded(f.queries, sparsity_search(5, Stance::kFromQuery))[0]), ids(support));
+  f.queries.stances = {StanceReading{}, StanceReading{}};
+  EXPECT_THROW(retriever.search_encoded(f.queries, sparsity_search(5, Stance::kFromQuery)), InvalidArgument);
+}
+
+TEST(Stance, RerankTakesTheQuerysStanceLikeSearch) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  const auto expected = retriever.search_encoded(f.queries, sparsity_search(4, Stance::kSupport))[0];
+  std::vector<float> sparse;
+  const CandidateRows rows = candidates_of(f, expected, sparse);
+  const auto from_query = sparsity_search(4, Stance::kFromQuery);
+  EXPECT_EQ(ids(rerank(rows, f.queries.sparse.row(0), from_query, nullptr, {}, Stance::kSupport)), ids(expected));
+  EXPECT_EQ(ids(rerank(rows, f.queries.sparse.row(0), sparsity_search(4, Stance::kSupport))), ids(expected));
+  EXPECT_EQ(ids(rerank(rows, f.queries.sparse.row(0), from_query))[0], "contra");  // no stance given: attack
 }

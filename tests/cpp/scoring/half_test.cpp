@@ -167,5 +167,16 @@ TEST(FinalScores, AreTheStageOneScorePlusAlphaTimesTheSparsity) {
                InvalidArgument);
 }
 
+TEST(FinalScores, ASupportSearchSubtractsTheSparsityExceptFromAGuardedPair) {
+  SparsityOptions options;
+  const std::vector<float> stage1 = {0.5f, -0.25f, 0.9f}, sparsity = {0.1f, 0.4f, options.guard_value};
+  std::vector<float> out = stage1;  // out may alias stage1
+  final_scores(out.data(), sparsity.data(), 3, 2.0f, -1.0f, options, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.5f - 2.0f * 0.1f, -0.25f - 2.0f * 0.4f, 0.9f + 2.0f * options.guard_value}));
+  final_scores(stage1.data(), sparsity.data(), 3, 2.0f, 1.0f, options, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.5f + 2.0f * 0.1f, -0.25f + 2.0f * 0.4f, 0.9f + 2.0f * options.guard_value}));
+  EXPECT_THROW(final_scores(stage1.data(), sparsity.data(), 3, 2.0f, 0.5f, options, out.data()), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace counterpoint::scoring

@@ -1,0 +1,48 @@
+// counterpoint/retrieval/stance.h: the stance a query asks for, read once for every face. A query
+// such as "Find an argument attacking the claim: X" asks for passages that attack X; "Show me a
+// point that backs this up: X" for passages that support it. With a sparsity scorer the stance sets
+// the sign of the sparsity term: attack ranks by cos + alpha * sparsity(Es(claim) - Es(p)) (SparseCL:
+// a contradiction differs from the claim in few coordinates), support by cos - alpha * sparsity.
+// Es compares claims, so it reads the claim without its instruction; E and BM25 read the whole query.
+#pragma once
+
+#include <string>
+
+namespace counterpoint::retrieval {
+
+// kFromQuery: read the stance from the query's instruction; a query without one asks for what
+// contradicts it (attack), SparseCL's contradiction search.
+enum class Stance { kFromQuery, kAttack, kSupport };
+
+// "from-query", "attack" or "support"; InvalidArgument listing them otherwise.
+Stance parse_stance(const std::string& name);
+std::string to_string(Stance stance);
+
+// What a query asks for: its stance (kAttack or kSupport, never kFromQuery), the claim Es reads and
+// the instruction that was recognised ("" when none was).
+struct StanceReading {
+  Stance stance = Stance::kAttack;
+  std::string claim;
+  std::string instruction;
+  bool from_instruction = false;  // the stance was read from `instruction`
+  bool given = false;             // the caller set the stance
+  // "support (read from \"Show me a point that backs this up:\")", "attack (given)" or
+  // "attack (no instruction: what contradicts the query)".
+  std::string describe() const;
+};
+
+// The instruction is the query's opening up to its first ':' or '?' (within the first 200 bytes and
+// 15 words) when that opening is a request (its first word, after an optional "please", is one of
+// find, retrieve, show, give, list, search, get, fetch, which, what, argue, name, provide, return,
+// look, cite, suggest) naming exactly one stance: attack (against, attack, oppose, refute, rebut,
+// counter, contradict, disagree, disprove, undermine, challenge, object) or support (support,
+// favour/favor, back, agree, defend, endorse, justify, confirm, or "for" other than in "look for",
+// "search for", "ask for", "hunt for"). Anything else is no instruction: the whole query is the
+// claim. `requested` other than kFromQuery sets the stance whatever the instruction says; the
+// instruction, when recognised, is still kept out of the claim.
+StanceReading read_stance(const std::string& query, Stance requested = Stance::kFromQuery);
+
+// +1 for attack, -1 for support: the sign of the sparsity term. InvalidArgument for kFromQuery.
+float sparsity_direction(Stance stance);
+
+}  // namespace counterpoint::retrieval

@@ -1,0 +1,77 @@
+// What stance a query asks for, read from its instruction, and what Es reads of it.
+#include "counterpoint/retrieval/stance.h"
+
+#include <gtest/gtest.h>
+
+#include "counterpoint/core/errors.h"
+
+using namespace counterpoint;
+using namespace counterpoint::retrieval;
+
+TEST(ReadStance, AnAttackInstructionAsksForAttackAndEsReadsTheClaimAlone) {
+  const auto r = read_stance("Find an argument attacking the claim: We should ban boxing");
+  EXPECT_EQ(r.stance, Stance::kAttack);
+  EXPECT_TRUE(r.from_instruction);
+  EXPECT_EQ(r.instruction, "Find an argument attacking the claim:");
+  EXPECT_EQ(r.claim, "We should ban boxing");
+}
+
+TEST(ReadStance, ASupportInstructionAsksForSupport) {
+  const auto r = read_stance("Show me a point that backs this up:   We should ban boxing ");
+  EXPECT_EQ(r.stance, Stance::kSupport);
+  EXPECT_EQ(r.instruction, "Show me a point that backs this up:");
+  EXPECT_EQ(r.claim, "We should ban boxing");
+  EXPECT_EQ(read_stance("Which argument supports this position? Boxing is safe").claim, "Boxing is safe");
+  EXPECT_EQ(read_stance("Give evidence for: Boxing is safe").stance, Stance::kSupport);
+  EXPECT_EQ(read_stance("please retrieve a claim in favour of: Boxing is safe").stance, Stance::kSupport);
+}
+
+TEST(ReadStance, ForAfterAVerbThatTakesItNamesNoStance) {
+  EXPECT_EQ(read_stance("Look for arguments against: Boxing is safe").stance, Stance::kAttack);
+  const auto both = read_stance("Find evidence for and against: Boxing is safe");
+  EXPECT_FALSE(both.from_instruction);
+  EXPECT_EQ(both.claim, "Find evidence for and against: Boxing is safe");
+}
+
+// A query without an instruction is SparseCL's contradiction search, and its whole text is the claim.
+TEST(ReadStance, AQueryWithoutAnInstructionAsksForWhatContradictsIt) {
+  for (const std::string q : {"A man is playing a guitar", "Support for the ban: it saves lives",
+                              "Governments enable censorship to protect their citizens  What censorship is it "
+                              "legitimate to undermine?",
+                              "There is still a need for expertise: experts know", "Give background on: boxing"}) {
+    const auto r = read_stance(q);
+    EXPECT_EQ(r.stance, Stance::kAttack) << q;
+    EXPECT_FALSE(r.from_instruction) << q;
+    EXPECT_EQ(r.claim, q);
+    EXPECT_EQ(r.instruction, "");
+  }
+}
+
+TEST(ReadStance, AnInstructionTooLongOrWithNothingAfterItKeepsTheQueryAsTheClaim) {
+  const std::string long_opening = "Find an argument against " + std::string(200, 'x') + ": y";
+  EXPECT_FALSE(read_stance(long_opening).from_instruction);
+  const auto bare = read_stance("Find an argument against:");
+  EXPECT_EQ(bare.stance, Stance::kAttack);
+  EXPECT_EQ(bare.claim, "Find an argument against:");
+}
+
+TEST(ReadStance, AGivenStanceOverridesTheInstructionWhichStillLeavesTheClaim) {
+  const auto r = read_stance("Find an argument attacking the claim: We should ban boxing", Stance::kSupport);
+  EXPECT_EQ(r.stance, Stance::kSupport);
+  EXPECT_FALSE(r.from_instruction);
+  EXPECT_EQ(r.claim, "We should ban boxing");
+  EXPECT_EQ(read_stance("cats sleep", Stance::kSupport).stance, Stance::kSupport);
+}
+
+TEST(ReadStance, NamesParseBothWaysAndAnUnknownOneListsTheChoices) {
+  for (Stance s : {Stance::kFromQuery, Stance::kAttack, Stance::kSupport}) EXPECT_EQ(parse_stance(to_string(s)), s);
+  try {
+    parse_stance("against");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "unknown stance 'against' (expected from-query, attack or support)");
+  }
+  EXPECT_EQ(sparsity_direction(Stance::kAttack), 1.0f);
+  EXPECT_EQ(sparsity_direction(Stance::kSupport), -1.0f);
+  EXPECT_THROW(sparsity_direction(Stance::kFromQuery), InvalidArgument);
+}
