@@ -569,8 +569,8 @@ Arguments:
     stance: the stance hits take towards each query, the sign of the sparsity term: "attack"
         (cosine + alpha * sparsity), "support" (cosine - alpha * sparsity), or "from-query": each
         query's instruction ("Find an argument supporting the claim: X"; see read_stance), attack
-        for a query without one and for query vectors. Es reads the claim without its instruction;
-        results.stances says what was read.
+        for a query without one and for query vectors; Es then reads the claim without its
+        instruction. A given stance takes each query as it is. results.stances says what was read.
     stage1: "dense" (FAISS over E), "bm25" (lexical) or "hybrid" (both, fused).
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
         "rrf" (reciprocal rank fusion).
@@ -852,7 +852,8 @@ none); from_instruction / given: where the stance came from.)")
 asks for support of X, "Show me a point that refutes this: X" for attacks on it; a query without such
 an instruction asks for what contradicts it (attack). The instruction is the opening up to the first
 ':' or '?' when it starts with a request (find, retrieve, show, give, which, what, argue, ...) and
-names one stance. stance="attack" / "support" sets the stance whatever the instruction says.
+names one stance. stance="attack" / "support" is taken as told: that stance, and the whole query as
+the claim (nothing is read from it).
 
 Returns:
     StanceReading (stance, claim, instruction, from_instruction, given).)");

@@ -64,6 +64,8 @@ CleaningReport find_contradicted(const Retriever& retriever, const std::vector<s
   search.scorer = Scorer::kSparsity;
   search.alpha = report.alpha.value;
   search.sparsity.identical_guard = options.identical_guard;
+  // Cleaning removes what contradicts a trusted text, whatever the text's wording looks like.
+  search.stance = Stance::kAttack;
   const std::size_t searchable = index.size() - protected_ids.size();
   search.candidates = std::max<std::size_t>(1, std::min(options.candidates, index.size()));
   // With a threshold every candidate is a possible removal; otherwise the top N.

@@ -95,6 +95,11 @@ std::string to_string(Stance stance) {
 StanceReading read_stance(const std::string& query, Stance requested) {
   StanceReading reading;
   reading.claim = query;
+  if (requested != Stance::kFromQuery) {  // told, not read: the query is taken as it is
+    reading.stance = requested;
+    reading.given = true;
+    return reading;
+  }
   const std::size_t end = query.find_first_of(":?");
   if (end != std::string::npos && end < kMaxInstructionBytes) {
     const std::string opening = query.substr(0, end + 1);
@@ -110,11 +115,6 @@ StanceReading read_stance(const std::string& query, Stance requested) {
       // An instruction with nothing after it leaves the query itself as the claim.
       if (std::string rest = trim(query.substr(end + 1)); !rest.empty()) reading.claim = std::move(rest);
     }
-  }
-  if (requested != Stance::kFromQuery) {
-    reading.stance = requested;
-    reading.from_instruction = false;
-    reading.given = true;
   }
   return reading;
 }

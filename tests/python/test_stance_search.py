@@ -1,7 +1,7 @@
 """Stance-aware search on a user's own claims: each query's instruction asks for support or attack,
 which signs the sparsity term (cos + alpha * Hoyer for attack, cos - alpha * Hoyer for support) while
 Es reads the claim without its instruction; Index.search, the CLI and counterpoint.milvus agree hit
-for hit, and a given stance overrides the instruction."""
+for hit, and a given stance is taken as told."""
 import os
 import pathlib
 import subprocess
@@ -89,7 +89,8 @@ def test_support_and_attack_rank_by_the_signed_sparsity_term(encoder, index):
 
 def test_a_given_stance_overrides_the_instruction(index):
     given = index.search([SUPPORT], k=len(CLAIMS), scorer="hoyer", alpha=1.0, stance="attack")
-    assert given.stances[0].given and given.stances[0].stance == "attack"
+    reading = given.stances[0]
+    assert (reading.given, reading.stance, reading.claim) == (True, "attack", SUPPORT)  # taken as told
     for h in given[0]:
         assert h.score == pytest.approx(h.cosine + h.sparsity, abs=1e-6)
     with pytest.raises(ValueError, match="expected from-query, attack or support"):

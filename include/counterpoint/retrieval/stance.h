@@ -38,8 +38,8 @@ struct StanceReading {
 // counter, contradict, disagree, disprove, undermine, challenge, object) or support (support,
 // favour/favor, back, agree, defend, endorse, justify, confirm, or "for" other than in "look for",
 // "search for", "ask for", "hunt for"). Anything else is no instruction: the whole query is the
-// claim. `requested` other than kFromQuery sets the stance whatever the instruction says; the
-// instruction, when recognised, is still kept out of the claim.
+// claim. `requested` other than kFromQuery is taken as told: that stance, and the whole query as the
+// claim (nothing is read from it).
 StanceReading read_stance(const std::string& query, Stance requested = Stance::kFromQuery);
 
 // +1 for attack, -1 for support: the sign of the sparsity term. InvalidArgument for kFromQuery.

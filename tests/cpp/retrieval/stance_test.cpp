@@ -55,12 +55,15 @@ TEST(ReadStance, AnInstructionTooLongOrWithNothingAfterItKeepsTheQueryAsTheClaim
   EXPECT_EQ(bare.claim, "Find an argument against:");
 }
 
-TEST(ReadStance, AGivenStanceOverridesTheInstructionWhichStillLeavesTheClaim) {
-  const auto r = read_stance("Find an argument attacking the claim: We should ban boxing", Stance::kSupport);
+TEST(ReadStance, AGivenStanceIsTakenAsToldAndTheWholeQueryIsTheClaim) {
+  const std::string query = "Find an argument attacking the claim: We should ban boxing";
+  const auto r = read_stance(query, Stance::kSupport);
   EXPECT_EQ(r.stance, Stance::kSupport);
+  EXPECT_TRUE(r.given);
   EXPECT_FALSE(r.from_instruction);
-  EXPECT_EQ(r.claim, "We should ban boxing");
-  EXPECT_EQ(read_stance("cats sleep", Stance::kSupport).stance, Stance::kSupport);
+  EXPECT_EQ(r.claim, query);
+  EXPECT_EQ(r.instruction, "");
+  EXPECT_EQ(r.describe(), "support (given)");
 }
 
 TEST(ReadStance, NamesParseBothWaysAndAnUnknownOneListsTheChoices) {
