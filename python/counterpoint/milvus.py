@@ -200,10 +200,7 @@ def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dty
         _create_collection(client, collection, info, index_type, index_params or {}, id_bytes, text_bytes,
                            consistency_level, shards)
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(ids), desc=f"export to {collection}", unit="doc")
+    bar = _core.ProgressLine(f"export to {collection}") if progress else None
     inserted, checking = 0, True
     try:
         for start in range(0, len(ids), batch_size):
@@ -218,7 +215,7 @@ def export(index, client, collection: str, *, batch_size: int = 1000, sparse_dty
                 client.insert(collection, _entities(index, batch, info))
                 inserted += len(batch)
             if bar is not None:
-                bar.update(min(batch_size, len(ids) - start))
+                bar.update(min(start + batch_size, len(ids)), len(ids))
     finally:
         if bar is not None:
             bar.close()

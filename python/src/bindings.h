@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -43,7 +44,8 @@ std::string text_of(py::handle item, const std::string& what);
 // None -> nullopt, a str -> text_of; TypeError otherwise. For optional text arguments (prefixes).
 std::optional<std::string> optional_text(py::handle object, const char* name);
 
-// Drives a long C++ call's progress: a tqdm bar when `progress` is True, a callable
+// Drives a long C++ call's progress: when `progress` is True a tqdm bar on a terminal or in a
+// notebook, else (a log) a line "description: done/total" every kProgressLogInterval; a callable
 // progress(done, total) -> bool|None (False cancels), and Ctrl-C in every case. The callback
 // re-acquires the GIL, so the C++ call itself runs with the GIL released. An exception raised
 // by the callable or by a signal handler is kept and re-raised by rethrow_if_failed().
@@ -55,13 +57,22 @@ class ProgressBridge {
   ProgressBridge& operator=(const ProgressBridge&) = delete;
 
   const ProgressCallback& callback() const { return callback_; }
+  // Ends the bar now (the destructor does it otherwise).
+  void close();
   // Raises the kept Python exception, if any (call with the GIL held).
   void rethrow_if_failed();
 
  private:
   bool report(std::size_t done, std::size_t total);
 
-  py::object bar_;
+  void show_line(std::size_t done, std::size_t total);
+
+  std::string description_;
+  bool wanted_ = false;     // progress=True
+  bool log_lines_ = false;  // stderr is a log, not a terminal or a notebook
+  std::chrono::steady_clock::time_point printed_at_{};
+  bool printed_ = false;
+  py::object bar_;  // made at the first report, when the total is known
   py::object user_;
   std::size_t shown_ = 0;
   std::unique_ptr<py::error_already_set> error_;

@@ -114,28 +114,42 @@ ProgressBridge::ProgressBridge(py::object progress, const char* description) {
   if (PyCallable_Check(progress.ptr())) {
     user_ = std::move(progress);
   } else if (!progress.is_none() && progress.cast<bool>()) {
-    py::dict kwargs;
-    kwargs["desc"] = description;
-    kwargs["unit"] = "text";
-    bar_ = py::module_::import("tqdm").attr("tqdm")(**kwargs);
+    wanted_ = true;
+    description_ = description;
+    const py::module_ sys = py::module_::import("sys");
+    const py::object stderr_stream = sys.attr("stderr");
+    const bool terminal = !stderr_stream.is_none() && py::hasattr(stderr_stream, "isatty") &&
+                          py::bool_(stderr_stream.attr("isatty")());
+    const bool notebook = sys.attr("modules").contains("ipykernel");
+    log_lines_ = !terminal && !notebook;
   }
   callback_ = [this](std::size_t done, std::size_t total) { return report(done, total); };
 }
 
-ProgressBridge::~ProgressBridge() {
-  if (bar_) {
-    try {
-      bar_.attr("close")();
-    } catch (py::error_already_set&) {
-    }
+ProgressBridge::~ProgressBridge() { close(); }
+
+void ProgressBridge::close() {
+  if (!bar_) return;
+  try {
+    bar_.attr("close")();
+  } catch (py::error_already_set&) {
   }
+  bar_ = py::object();
 }
 
 bool ProgressBridge::report(std::size_t done, std::size_t total) {
   py::gil_scoped_acquire gil;
   try {
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    if (bar_) {
+    if (wanted_ && log_lines_) {
+      show_line(done, total);
+    } else if (wanted_) {
+      if (!bar_) {
+        py::dict kwargs;
+        kwargs["desc"] = description_;
+        kwargs["total"] = total;
+        bar_ = py::module_::import("tqdm").attr("tqdm")(**kwargs);
+      }
       bar_.attr("total") = total;
       if (done > shown_) bar_.attr("update")(done - shown_);
       shown_ = done;
@@ -154,6 +168,17 @@ bool ProgressBridge::report(std::size_t done, std::size_t total) {
     error_ = std::make_unique<py::error_already_set>();
     return false;
   }
+}
+
+void ProgressBridge::show_line(std::size_t done, std::size_t total) {
+  const auto now = std::chrono::steady_clock::now();
+  if (done != total && printed_ && now - printed_at_ < kProgressLogInterval) return;
+  const py::object stderr_stream = py::module_::import("sys").attr("stderr");
+  if (stderr_stream.is_none()) return;
+  stderr_stream.attr("write")(description_ + ": " + std::to_string(done) + "/" + std::to_string(total) + "\n");
+  stderr_stream.attr("flush")();
+  printed_at_ = now;
+  printed_ = true;
 }
 
 void ProgressBridge::rethrow_if_failed() {

@@ -32,6 +32,24 @@ void register_errors(py::module_& m) {
   });
 }
 
+// progress=True for the module's own Python loops (counterpoint.milvus's export): the bridge's one
+// convention, a tqdm bar on a terminal or in a notebook, a line every few seconds in a log.
+void register_progress(py::module_& m) {
+  py::class_<ProgressBridge>(m, "ProgressLine",
+                             "progress=True for a Python loop: update(done, total) shows it as the library's calls "
+                             "do; close() ends a bar.")
+      .def(py::init([](const std::string& description) {
+             return std::make_unique<ProgressBridge>(py::bool_(true), description.c_str());
+           }),
+           py::arg("description"))
+      .def("update",
+           [](ProgressBridge& self, std::size_t done, std::size_t total) {
+             if (!self.callback()(done, total)) self.rethrow_if_failed();
+           },
+           py::arg("done"), py::arg("total"))
+      .def("close", [](ProgressBridge& self) { self.close(); });
+}
+
 }  // namespace counterpoint::python
 
 PYBIND11_MODULE(_core, m) {
@@ -45,4 +63,5 @@ PYBIND11_MODULE(_core, m) {
   cpp::register_data(m);
   cpp::register_training(m);
   cpp::register_app(m);
+  cpp::register_progress(m);
 }

@@ -64,7 +64,7 @@ void ProgressLine::show(const std::string& text, bool last) {
   }
   // In a log, carriage returns would pile thousands of frames into one line.
   const auto now = std::chrono::steady_clock::now();
-  if (last || !printed_ || now - printed_at_ >= std::chrono::seconds(5)) {
+  if (last || !printed_ || now - printed_at_ >= kProgressLogInterval) {
     std::cerr << text << "\n" << std::flush;
     printed_at_ = now;
     printed_ = true;

@@ -125,6 +125,22 @@ def test_progress_true_draws_a_tqdm_bar(encoder, capsys):
     assert "64/64" in capsys.readouterr().err
 
 
+def test_progress_true_in_a_log_writes_lines_not_carriage_return_frames(tmp_path):
+    """A script whose stderr is a file gets "encode: done/total" lines (the first, then every few
+    seconds, and the last), as the CLI writes them, never a line of thousands of \\r frames."""
+    import subprocess
+    log = tmp_path / "progress.log"
+    script = (f"import counterpoint as cp; enc = cp.Encoder.load({str(BERT_TINY)!r}, threads=1); "
+              f"enc.encode(['a text'] * 96, batch_size=16, progress=True)")
+    with open(log, "w") as stderr:
+        subprocess.run([sys.executable, "-c", script], stderr=stderr, check=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = log.read_text().splitlines()
+    assert "\r" not in log.read_text()
+    assert lines[0].endswith(": 16/96") and lines[-1].endswith(": 96/96"), lines
+    assert len(lines) <= 3, lines  # the first, maybe one 5 seconds on, the last
+
+
 def test_a_progress_callable_returning_false_cancels_with_keyboard_interrupt(encoder):
     calls = []
 
