@@ -96,3 +96,24 @@ def test_notebook_runs_without_errors(tmp_path, monkeypatch):
     assert not errors, errors
     executed = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert executed and all(cell.execution_count for cell in executed), "some cells were not executed"
+
+
+def test_a_kernel_without_counterpoint_outside_the_checkout_is_told_which_kernel_to_choose(tmp_path):
+    """The notebook names the kernel `counterpoint` (the README's `ipykernel install --name counterpoint`); run
+    in another interpreter, away from any checkout, its set-up cell says so instead of a bare import error."""
+    import subprocess
+    notebook = json.loads(NOTEBOOK.read_text())
+    assert notebook["metadata"]["kernelspec"]["name"] == "counterpoint"
+    setup = next("".join(cell["source"]) for cell in notebook["cells"]
+                 if cell["cell_type"] == "code" and "import counterpoint as cp" in "".join(cell["source"]))
+    setup = setup[:setup.index("from counterpoint import plots")]  # the import, not what needs the package
+    other = "/usr/bin/python3"
+    clean = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    if not os.access(other, os.X_OK) or subprocess.run([other, "-c", "import IPython"], env=clean).returncode != 0:
+        pytest.skip(f"{other} with IPython is not on this machine")
+    if subprocess.run([other, "-c", "import counterpoint"], env=clean, cwd=tmp_path,
+                      capture_output=True).returncode == 0:
+        pytest.skip(f"counterpoint is installed for {other} itself")
+    done = subprocess.run([other, "-c", setup], env=clean, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "choose the kernel 'counterpoint'" in done.stderr, done.stderr[-2000:]
