@@ -738,14 +738,15 @@ Raises:
       .def(
           "explain",
           [](const PyIndex& self, py::handle query_text, py::handle hit, py::ssize_t top_tokens,
-             py::ssize_t top_coordinates) {
+             py::ssize_t top_coordinates, const std::string& stance_name) {
             const std::string query = str_argument(query_text, "query"), hit_id = str_argument(hit, "hit_id");
+            const retrieval::Stance stance = retrieval::parse_stance(stance_name);
             retrieval::Explanation e;
             {
               py::gil_scoped_release release;
               retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
               e = retrieval::explain(retriever, query, hit_id, positive(top_tokens, "top_tokens"),
-                                     positive(top_coordinates, "top_coordinates"));
+                                     positive(top_coordinates, "top_coordinates"), {}, stance);
             }
             const auto tokens = [](const std::vector<retrieval::TokenAlignment>& list) {
               py::list out;
@@ -780,7 +781,7 @@ Raises:
             return out;
           },
           py::arg("query"), py::arg("hit_id"), py::kw_only(), py::arg("top_tokens") = 5,
-          py::arg("top_coordinates") = 5,
+          py::arg("top_coordinates") = 5, py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
           R"(Why passage `hit_id` scores as it does against `query`.
 
 Returns a dict: id, text, cosine, sparsity (Hoyer of Es(q) - Es(p); 0 without Es),
@@ -788,10 +789,11 @@ query_tokens and passage_tokens (each token's best cosine against the other text
 worst aligned first: the words one side has and the other lacks, such as a negation; dicts of
 piece, position, best_cosine, best_match), coordinates (the Es(q) - Es(p) coordinates with the
 largest share of its squared norm: coordinate, difference, share), coordinates_share (their
-shares summed) and summary (the lines `counterpoint search --explain` prints).
+shares summed) and summary (the lines `counterpoint search --explain` prints). Pass the search's
+`stance` so that Es(q) is of the claim the search read (see Index.search).
 
 Raises:
-    ValueError for an id the index lacks or top_tokens / top_coordinates < 1.)")
+    ValueError for an id the index lacks, top_tokens / top_coordinates < 1 or an unknown stance.)")
       .def("__repr__", [](const PyIndex& self) {
         return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
                self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +

@@ -32,7 +32,7 @@ void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   add_scorer_options(cmd, a, defaults, "cosine, hoyer, l2l1, kappa4, mean, maxsim, alignment, verifier");
   a.k = defaults.k;
   a.stance = retrieval::to_string(defaults.stance);
-  cmd->add_option("--stance", a.stance,
+  a.stance_option = cmd->add_option("--stance", a.stance,
                   "The stance hits take towards each query, the sign of the sparsity term: attack (+), support (-), "
                   "or from-query (each query's instruction, e.g. \"Find an argument supporting the claim: ...\"; "
                   "attack without one)");
@@ -53,7 +53,7 @@ retrieval::SearchOptions SearchArgs::resolve() const {
   o.fusion = retrieval::parse_fusion(fusion);
   o.fusion_lambda = lambda;
   o.sparsity.identical_guard = !no_guard;
-  if (!stance.empty()) o.stance = retrieval::parse_stance(stance);
+  if (stance_option && stance_option->count()) o.stance = retrieval::parse_stance(stance);
   o.dense_params.ef_search = ef_search;
   o.dense_params.nprobe = nprobe;
   return o;

@@ -50,7 +50,8 @@ std::vector<TokenAlignment> worst_aligned(const Matrix& map, const std::vector<s
 }  // namespace
 
 Explanation explain(const Retriever& retriever, const std::string& query, const std::string& passage_id,
-                    std::size_t top_tokens, std::size_t top_coordinates, const scoring::SparsityOptions& sparsity) {
+                    std::size_t top_tokens, std::size_t top_coordinates, const scoring::SparsityOptions& sparsity,
+                    Stance stance) {
   const Encoder* encoder = retriever.encoder();
   if (!encoder) throw InvalidArgument("explain: the retriever has no encoder");
   if (top_tokens == 0) throw InvalidArgument("explain: top_tokens must be >= 1");
@@ -70,6 +71,7 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
   // E(q) and, when there is Es, Es(q), as a search encodes them (one pass for a head Es).
   SearchOptions encoding;
   encoding.scorer = with_es ? Scorer::kSparsity : Scorer::kCosine;
+  encoding.stance = stance;
   const EncodedQueries encoded = retriever.encode_queries({query}, encoding);
   const Matrix& q = encoded.dense;
   scoring::cosine_scores(q.view(), MatrixView(index.dense_row(*slot), 1, index.options().dim), &out.cosine);

@@ -157,21 +157,28 @@ EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries
   encode.prefix_override = prefix_override;
   EncodedQueries out;
   out.texts = queries;
+  // The stance is read from what E reads: a prefix given for these queries (a stance instruction,
+  // say) and the query. Es reads each claim, without the instruction and so without that prefix.
   std::vector<std::string> claims;
+  bool any_instruction = false;
   for (const auto& query : queries) {
-    out.stances.push_back(read_stance(query, options.stance));
+    out.stances.push_back(read_stance(prefix_override ? *prefix_override + query : query, options.stance));
     claims.push_back(out.stances.back().claim);
+    any_instruction = any_instruction || out.stances.back().from_instruction;
   }
   if (options.scorer == Scorer::kSparsity) {
     if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
-    if (claims == queries) {
+    if (!any_instruction) {
       // One forward pass when Es is a head over E's network.
       std::tie(out.dense, out.sparse) = cache ? cache->encode_both(*encoder_, *sparse_encoder_, queries, encode)
                                               : Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
     } else {
-      // Es reads the claims without their instructions.
+      const std::string no_prefix;  // a given prefix is inside the claims already (or was the instruction)
+      EncodeOptions claim_encode = encode;
+      if (prefix_override) claim_encode.prefix_override = &no_prefix;
       out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
-      out.sparse = cache ? cache->encode(*sparse_encoder_, claims, encode) : sparse_encoder_->encode(claims, encode);
+      out.sparse = cache ? cache->encode(*sparse_encoder_, claims, claim_encode)
+                         : sparse_encoder_->encode(claims, claim_encode);
     }
   } else {
     out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);

@@ -5,28 +5,45 @@
 #include <vector>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/spelling.h"
 
 namespace counterpoint::retrieval {
 namespace {
 
 // An instruction is short; a colon or question mark further in belongs to the claim.
 constexpr std::size_t kMaxInstructionBytes = 200;
+constexpr std::size_t kMaxInstructionWords = 15;
 
-// Word stems, matched at the start of a word of the lowercased opening.
-const std::vector<std::string> kAttackStems = {"against", "attack", "oppos", "refut", "rebut", "counter",
-                                               "contradict", "disagree", "disprov", "undermin", "challeng", "object"};
-const std::vector<std::string> kSupportStems = {"support", "favour", "favor", "agree", "defend", "endors", "justif",
-                                                "confirm"};
-// Whole words only: "background" names no stance.
-const std::vector<std::string> kSupportWords = {"back", "backs", "backed", "backing"};
+// Whole words: a stem would also match "counterpart", "objective" or "agreement".
+const std::vector<std::string> kAttackWords = {
+    "against",       "attack",          "attacks",          "attacking",    "oppose",        "opposes",
+    "opposing",      "refute",          "refutes",          "refuting",     "refutation",    "rebut",
+    "rebuts",        "rebutting",       "rebuttal",         "counter",      "counters",      "countering",
+    "counterargument", "counterarguments", "counterclaim",  "counterclaims", "contradict",   "contradicts",
+    "contradicting", "contradiction",   "contradictions",   "contradictory", "disagree",    "disagrees",
+    "disagreeing",   "disprove",        "disproves",        "disproving",   "undermine",     "undermines",
+    "undermining",   "challenge",       "challenges",       "challenging",  "objection",     "objections"};
+const std::vector<std::string> kSupportWords = {
+    "support",    "supports",   "supporting",  "favour",     "favor",        "favouring",    "favoring",
+    "back",       "backs",      "backing",     "agree",      "agrees",       "agreeing",     "defend",
+    "defends",    "defending",  "endorse",     "endorses",   "endorsing",    "justify",      "justifies",
+    "justifying", "confirm",    "confirms",    "confirming", "corroborate",  "corroborates", "corroborating",
+    "reinforce",  "reinforces", "reinforcing", "prove",      "proves",       "proving"};
+// "for" names support after these only ("evidence for", "argue for"), never in "good for the heart".
+const std::vector<std::string> kWordsBeforeFor = {"evidence", "argument", "arguments", "argue",  "case",
+                                                  "reason",   "reasons",  "point",     "points", "claim",
+                                                  "claims",   "motion"};
+// A negated request ("do not agree with", "isn't against") is not read: what it asks for is unclear.
+// "t" is what the word split leaves of "don't", "isn't".
+const std::vector<std::string> kNegations = {"not", "no", "never", "without", "nor", "t"};
 // An instruction opens with a request; an argument that happens to say "support" before a colon
 // does not (ArguAna's queries hold such colons and question marks).
-const std::vector<std::string> kRequestWords = {"find",    "retrieve", "show", "give",   "list",   "search",
-                                                "get",     "fetch",    "which", "what",  "argue",  "name",
-                                                "provide", "return",   "look", "cite",   "suggest"};
-// After these, "for" belongs to the verb ("look for"), not to a stance ("evidence for").
-const std::vector<std::string> kVerbsTakingFor = {"look", "search", "ask", "hunt"};
-constexpr std::size_t kMaxInstructionWords = 15;
+const std::vector<std::string> kRequestWords = {"find",   "retrieve", "show",  "give", "list",    "search",
+                                                "get",    "fetch",    "which", "what", "argue",   "name",
+                                                "provide", "return",  "look",  "cite", "suggest", "given"};
+// Whitespace around a claim, Unicode's no-break and ideographic spaces and NUL included.
+const std::vector<std::string> kBlanks = {" ", "\t", "\r", "\n", "\v", "\f", std::string(1, '\0'), "\xC2\xA0",
+                                          "\xE3\x80\x80"};
 
 std::vector<std::string> lowercase_words(const std::string& text) {
   std::vector<std::string> words;
@@ -48,39 +65,62 @@ bool contains(const std::vector<std::string>& list, const std::string& word) {
   return std::find(list.begin(), list.end(), word) != list.end();
 }
 
-// "for" naming a stance: not right after a verb that takes it.
-bool names_for(const std::vector<std::string>& words) {
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    if (words[i] == "for" && (i == 0 || !contains(kVerbsTakingFor, words[i - 1]))) return true;
+bool any_of_words(const std::vector<std::string>& words, const std::vector<std::string>& list) {
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) { return contains(list, w); });
+}
+
+bool names_support(const std::vector<std::string>& words) {
+  if (any_of_words(words, kSupportWords)) return true;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    if (words[i] == "for" && contains(kWordsBeforeFor, words[i - 1])) return true;
   }
   return false;
 }
 
 bool opens_with_request(const std::vector<std::string>& words) {
-  if (words.empty() || words.size() > kMaxInstructionWords) return false;
-  const std::size_t first = words[0] == "please" ? 1 : 0;
+  const std::size_t first = !words.empty() && words[0] == "please" ? 1 : 0;
   return first < words.size() && contains(kRequestWords, words[first]);
 }
 
-bool names_any(const std::vector<std::string>& words, const std::vector<std::string>& stems) {
-  return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
-    return std::any_of(stems.begin(), stems.end(), [&](const std::string& s) { return w.rfind(s, 0) == 0; });
-  });
+std::string trim(std::string text) {
+  for (bool trimmed = true; trimmed;) {
+    trimmed = false;
+    for (const auto& blank : kBlanks) {
+      if (text.size() >= blank.size() && text.compare(0, blank.size(), blank) == 0) {
+        text.erase(0, blank.size());
+        trimmed = true;
+      }
+      if (text.size() >= blank.size() && text.compare(text.size() - blank.size(), blank.size(), blank) == 0) {
+        text.erase(text.size() - blank.size());
+        trimmed = true;
+      }
+    }
+  }
+  return text;
 }
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+// Where the instruction of `query` ends (one past it), or npos: E5's "Instruct: ...\nQuery: X", else
+// an opening request up to its first ':' or '?'.
+std::size_t instruction_end(const std::string& query, bool& marked) {
+  const std::string head = ascii_lower(query.substr(0, kMaxInstructionBytes + 8));
+  marked = head.rfind("instruct:", 0) == 0;
+  if (marked) {
+    const std::size_t q = head.find("\nquery:");
+    return q == std::string::npos ? std::string::npos : q + 8;
+  }
+  const std::size_t end = query.find_first_of(":?");
+  return end != std::string::npos && end < kMaxInstructionBytes ? end + 1 : std::string::npos;
 }
 
 }  // namespace
 
-Stance parse_stance(const std::string& name) {
+Stance parse_stance(const std::string& typed) {
+  const std::string name = ascii_lower(typed);
   if (name == "from-query") return Stance::kFromQuery;
   if (name == "attack") return Stance::kAttack;
   if (name == "support") return Stance::kSupport;
-  throw InvalidArgument("unknown stance '" + name + "' (expected from-query, attack or support)");
+  throw InvalidArgument("unknown stance '" + typed + "' (expected from-query, attack or support)" +
+                        did_you_mean(typed, {"from-query", "attack", "support"}));
 }
 
 std::string to_string(Stance stance) {
@@ -100,22 +140,20 @@ StanceReading read_stance(const std::string& query, Stance requested) {
     reading.given = true;
     return reading;
   }
-  const std::size_t end = query.find_first_of(":?");
-  if (end != std::string::npos && end < kMaxInstructionBytes) {
-    const std::string opening = query.substr(0, end + 1);
-    const auto words = lowercase_words(opening);
-    const bool attack = names_any(words, kAttackStems);
-    const bool support = names_any(words, kSupportStems) ||
-                         std::any_of(words.begin(), words.end(), [](const auto& w) { return contains(kSupportWords, w); }) ||
-                         names_for(words);
-    if (opens_with_request(words) && attack != support) {
-      reading.stance = attack ? Stance::kAttack : Stance::kSupport;
-      reading.instruction = trim(opening);
-      reading.from_instruction = true;
-      // An instruction with nothing after it leaves the query itself as the claim.
-      if (std::string rest = trim(query.substr(end + 1)); !rest.empty()) reading.claim = std::move(rest);
-    }
-  }
+  bool marked = false;
+  const std::size_t end = instruction_end(query, marked);
+  if (end == std::string::npos) return reading;
+  const std::string opening = query.substr(0, end);
+  const auto words = lowercase_words(opening);
+  if (words.size() > kMaxInstructionWords + (marked ? 1 : 0) || (!marked && !opens_with_request(words))) return reading;
+  const bool attack = any_of_words(words, kAttackWords);
+  const bool support = names_support(words);
+  if (attack == support || any_of_words(words, kNegations)) return reading;
+  reading.stance = attack ? Stance::kAttack : Stance::kSupport;
+  reading.instruction = trim(opening);
+  reading.from_instruction = true;
+  // An instruction with nothing after it leaves the query itself as the claim.
+  if (std::string rest = trim(query.substr(end)); !rest.empty()) reading.claim = std::move(rest);
   return reading;
 }
 

@@ -109,3 +109,20 @@ def test_the_cli_prints_the_stance_it_read_and_the_same_order(index, tmp_path):
     assert '  stance support (read from "Find an argument supporting the claim:")\n' in out
     ranked = [line.split()[8] for line in out.splitlines() if line.split()[0].rstrip(".").isdigit()]
     assert ranked == SUPPORT_ORDER
+
+
+def test_a_stance_instruction_given_as_the_prefix_is_read_as_one_inside_the_query(index):
+    inside = index.search([SUPPORT], k=len(CLAIMS), scorer="hoyer", alpha=1.0)
+    as_prefix = index.search([CLAIM], k=len(CLAIMS), scorer="hoyer", alpha=1.0,
+                             prefix="Find an argument supporting the claim: ")
+    reading = as_prefix.stances[0]
+    assert (reading.stance, reading.claim) == ("support", CLAIM)
+    assert [(h.id, round(h.score, 5)) for h in as_prefix[0]] == [(h.id, round(h.score, 5)) for h in inside[0]]
+
+
+def test_explain_reads_the_claim_as_the_search_did(index):
+    for stance in ("from-query", "support"):  # read: Es(claim); given: Es(whole query)
+        hit = index.search([SUPPORT], k=1, scorer="hoyer", alpha=1.0, stance=stance)[0][0]
+        assert index.explain(SUPPORT, hit.id, stance=stance)["sparsity"] == pytest.approx(hit.sparsity, abs=1e-5)
+    with pytest.raises(ValueError, match="did you mean 'support'"):
+        index.explain(SUPPORT, "c0", stance="suport")

@@ -14,7 +14,7 @@ namespace counterpoint::retrieval {
 // contradicts it (attack), SparseCL's contradiction search.
 enum class Stance { kFromQuery, kAttack, kSupport };
 
-// "from-query", "attack" or "support"; InvalidArgument listing them otherwise.
+// "from-query", "attack" or "support" in any case; InvalidArgument listing them (and the nearest) otherwise.
 Stance parse_stance(const std::string& name);
 std::string to_string(Stance stance);
 
@@ -32,14 +32,16 @@ struct StanceReading {
 };
 
 // The instruction is the query's opening up to its first ':' or '?' (within the first 200 bytes and
-// 15 words) when that opening is a request (its first word, after an optional "please", is one of
-// find, retrieve, show, give, list, search, get, fetch, which, what, argue, name, provide, return,
-// look, cite, suggest) naming exactly one stance: attack (against, attack, oppose, refute, rebut,
-// counter, contradict, disagree, disprove, undermine, challenge, object) or support (support,
-// favour/favor, back, agree, defend, endorse, justify, confirm, or "for" other than in "look for",
-// "search for", "ask for", "hunt for"). Anything else is no instruction: the whole query is the
-// claim. `requested` other than kFromQuery is taken as told: that stance, and the whole query as the
-// claim (nothing is read from it).
+// 15 words) when that opening is a request (its first word, after an optional "please", is find,
+// retrieve, show, give, list, search, get, fetch, which, what, argue, name, provide, return, look,
+// cite, suggest or given), or E5's "Instruct: ...\nQuery: "; and it must name exactly one stance, by
+// whole words: attack (against, attack, oppose, refute, rebut, counter, counterargument, contradict,
+// disagree, disprove, undermine, challenge, objection and their forms) or support (support, favour,
+// back, agree, defend, endorse, justify, confirm, corroborate, reinforce, prove and their forms, or
+// "for" after evidence, argument(s), argue, case, reason(s), point(s), claim(s) or motion), with no
+// negation (not, no, never, without, nor, n't). Anything else is no instruction: the whole query is
+// the claim, searched for what contradicts it. `requested` other than kFromQuery is taken as told:
+// that stance, and the whole query as the claim (nothing is read from it).
 StanceReading read_stance(const std::string& query, Stance requested = Stance::kFromQuery);
 
 // +1 for attack, -1 for support: the sign of the sparsity term. InvalidArgument for kFromQuery.

@@ -26,11 +26,37 @@ TEST(ReadStance, ASupportInstructionAsksForSupport) {
   EXPECT_EQ(read_stance("please retrieve a claim in favour of: Boxing is safe").stance, Stance::kSupport);
 }
 
-TEST(ReadStance, ForAfterAVerbThatTakesItNamesNoStance) {
+TEST(ReadStance, ForNamesSupportOnlyAfterEvidenceArgumentsOrTheLike) {
   EXPECT_EQ(read_stance("Look for arguments against: Boxing is safe").stance, Stance::kAttack);
+  EXPECT_EQ(read_stance("Argue for the motion: Boxing is safe").stance, Stance::kSupport);
   const auto both = read_stance("Find evidence for and against: Boxing is safe");
   EXPECT_FALSE(both.from_instruction);
   EXPECT_EQ(both.claim, "Find evidence for and against: Boxing is safe");
+  for (const std::string q : {"What are the benefits of exercise for children?", "Get me results for: vaccines",
+                              "Return the best matching passage for: vaccines"}) {
+    EXPECT_FALSE(read_stance(q).from_instruction) << q;
+  }
+}
+
+// "do not agree with" might mean attack, "isn't against" support: neither is guessed.
+TEST(ReadStance, ANegatedRequestAndWordsThatMerelyContainAStanceWordAreNotRead) {
+  for (const std::string q : {"Find arguments that do not agree with: X", "Find arguments that don't support: X",
+                              "Find an argument that isn't against: X", "Find the counterpart of: X",
+                              "What is the objective of: the treaty", "Find the agreement text: X"}) {
+    const auto r = read_stance(q);
+    EXPECT_FALSE(r.from_instruction) << q;
+    EXPECT_EQ(r.stance, Stance::kAttack) << q;
+    EXPECT_EQ(r.claim, q);
+  }
+}
+
+TEST(ReadStance, EmbeddingModelInstructionFormatsAreRead) {
+  const auto e5 = read_stance("Instruct: Given a claim, find documents that support it\nQuery: Boxing is safe");
+  EXPECT_EQ(e5.stance, Stance::kSupport);
+  EXPECT_EQ(e5.claim, "Boxing is safe");
+  EXPECT_EQ(read_stance("Given a claim, retrieve documents that refute it: Boxing is safe").stance, Stance::kAttack);
+  EXPECT_EQ(read_stance("Find evidence that proves: Boxing is safe").stance, Stance::kSupport);
+  EXPECT_FALSE(read_stance("Instruct: retrieve passages that support it").from_instruction);  // no "Query:"
 }
 
 // A query without an instruction is SparseCL's contradiction search, and its whole text is the claim.
@@ -53,6 +79,12 @@ TEST(ReadStance, AnInstructionTooLongOrWithNothingAfterItKeepsTheQueryAsTheClaim
   const auto bare = read_stance("Find an argument against:");
   EXPECT_EQ(bare.stance, Stance::kAttack);
   EXPECT_EQ(bare.claim, "Find an argument against:");
+  // Unicode's no-break and ideographic spaces, and NUL, are blanks too.
+  for (const std::string& blank : {std::string("\xC2\xA0"), std::string("\xE3\x80\x80"), std::string(1, '\0')}) {
+    EXPECT_EQ(read_stance("Find an argument supporting the claim:" + blank).claim,
+              "Find an argument supporting the claim:" + blank);
+    EXPECT_EQ(read_stance("Find an argument supporting the claim:" + blank + "X" + blank).claim, "X");
+  }
 }
 
 TEST(ReadStance, AGivenStanceIsTakenAsToldAndTheWholeQueryIsTheClaim) {
@@ -68,11 +100,18 @@ TEST(ReadStance, AGivenStanceIsTakenAsToldAndTheWholeQueryIsTheClaim) {
 
 TEST(ReadStance, NamesParseBothWaysAndAnUnknownOneListsTheChoices) {
   for (Stance s : {Stance::kFromQuery, Stance::kAttack, Stance::kSupport}) EXPECT_EQ(parse_stance(to_string(s)), s);
+  EXPECT_EQ(parse_stance("Support"), Stance::kSupport);  // any case, as the other option names
   try {
     parse_stance("against");
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_STREQ(e.what(), "unknown stance 'against' (expected from-query, attack or support)");
+  }
+  try {
+    parse_stance("suport");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "unknown stance 'suport' (expected from-query, attack or support); did you mean 'support'?");
   }
   EXPECT_EQ(sparsity_direction(Stance::kAttack), 1.0f);
   EXPECT_EQ(sparsity_direction(Stance::kSupport), -1.0f);
