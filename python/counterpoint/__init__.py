@@ -66,6 +66,7 @@ cosine = _core.cosine
 hoyer = _core.hoyer
 final_scores = _core.final_scores
 rerank = _core.rerank
+encode_queries = _core.encode_queries
 read_stance = _core.read_stance
 StanceReading = _core.StanceReading
 run_beir = _core.run_beir
@@ -125,7 +126,8 @@ __all__ = [
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
-    "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "SearchOptions", "rerank", "exclusion_lists",
+    "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "SearchOptions", "rerank", "encode_queries",
+    "exclusion_lists",
     "read_stance", "StanceReading",
     "run_beir", "run_stance",
     "Inverter", "Inversion", "edit_kinds", "stance_edit_kinds", "near_miss_edit_kinds", "wordnet_antonyms",

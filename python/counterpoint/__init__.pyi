@@ -26,6 +26,9 @@ def rerank(ids: Sequence[str], stage1: ArrayLike, *, sparse_query: Optional[Arra
            sparse_encoder: Optional[Encoder] = ..., guard: bool = ...,
            exclude: Optional[Sequence[str]] = ..., sparsity_scale: Optional[float] = ...,
            texts: Optional[Sequence[str]] = ..., stance: str = ...) -> List[Hit]: ...
+def encode_queries(encoder: Encoder, queries: Sequence[str], *, sparse_encoder: Optional[Encoder] = ...,
+                   scorer: str = ..., stance: str = ...
+                   ) -> Tuple[FloatArray, Optional[FloatArray], List[StanceReading]]: ...
 class StanceReading:
     stance: str
     claim: str

@@ -320,7 +320,7 @@ class MilvusRetriever:
         needs_sparse = options.scorer == "sparsity"
         if needs_sparse and not self.info.sparse_dim:
             raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
-        dense, sparse, stances = self._query_rows(queries, needs_sparse, sparse_queries, stance)
+        dense, sparse, stances = self._query_rows(queries, scorer, needs_sparse, sparse_queries, stance)
         exclude_lists = _core.exclusion_lists(exclude, len(dense))
         results = []
         for q in range(len(dense)):
@@ -332,7 +332,7 @@ class MilvusRetriever:
                                         sparsity_scale=sparsity_scale, texts=texts, stance=stances[q]))
         return results
 
-    def _query_rows(self, queries, needs_sparse: bool, sparse_queries, stance: str):
+    def _query_rows(self, queries, scorer: str, needs_sparse: bool, sparse_queries, stance: str):
         """E(q) rows, Es rows of the claims (or None) and each query's stance."""
         if isinstance(queries, np.ndarray):
             dense = np.atleast_2d(np.asarray(queries, dtype=np.float32))
@@ -356,16 +356,10 @@ class MilvusRetriever:
             raise ValueError("searching with query texts needs the encoder (MilvusRetriever(..., encoder=...))")
         if needs_sparse and self.sparse_encoder is None:
             raise ValueError("a sparsity scorer with query texts needs the sparse_encoder")
-        readings = [_core.read_stance(text, stance) for text in texts]
-        stances = [reading.stance for reading in readings]
-        if not needs_sparse:
-            return self.encoder.encode(texts, query=True), None, stances
-        claims = [reading.claim for reading in readings]
-        if claims == texts:  # one forward pass when Es is a head over E's network
-            dense, sparse = self.encoder.encode_both(self.sparse_encoder, texts, query=True)
-            return dense, sparse, stances
-        # Es reads the claims without their instructions, as Index.search does.
-        return self.encoder.encode(texts, query=True), self.sparse_encoder.encode(claims, query=True), stances
+        # As Index.search encodes them: Es reads each claim without its stance instruction.
+        dense, sparse, readings = _core.encode_queries(self.encoder, texts, sparse_encoder=self.sparse_encoder,
+                                                       scorer=scorer, stance=stance)
+        return dense, sparse, [reading.stance for reading in readings]
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
         """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a

@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "counterpoint/app/beir_run.h"
 #include "counterpoint/app/stance_run.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::python {
 
@@ -103,8 +104,8 @@ py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::pa
   py::list per_template;
   for (const auto& [t, scores] : report.per_template) {
     py::dict row = scores_dict(scores);
-    row["support"] = app::trimmed(t.support);
-    row["attack"] = app::trimmed(t.attack);
+    row["support"] = text::trim_blanks(t.support);
+    row["attack"] = text::trim_blanks(t.attack);
     per_template.append(row);
   }
   d["templates"] = per_template;

@@ -30,6 +30,11 @@ using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>
 FloatArray float_array(py::handle object, const char* name, const char* expected_shape,
                        int min_ndim, int max_ndim);
 
+// The candidates' Es rows for one query's stage 2: (m, d), float16 kept as half bits, anything else
+// as float32, C-contiguous. ValueError says which side is wrong: a row count other than the m
+// candidates, or rows of another width than sparse_query's d (both must come from the same Es).
+py::array sparse_candidate_rows(py::handle candidates, std::size_t m, std::size_t d);
+
 // A view of a 2-D float array (1-D arrays become one row).
 MatrixView as_view(const FloatArray& array);
 

@@ -46,6 +46,28 @@ FloatArray float_array(py::handle object, const char* name, const char* expected
   return FloatArray::ensure(array);
 }
 
+py::array sparse_candidate_rows(py::handle object, std::size_t m, std::size_t d) {
+  py::array candidates = py::array::ensure(object, py::array::c_style);
+  if (!candidates) throw py::type_error("sparse_candidates must be a numeric array (m, d)");
+  if (!candidates.dtype().is(py::dtype("float16"))) {
+    candidates = float_array(object, "sparse_candidates", "(m, d)", 2, 2);
+  }
+  if (candidates.ndim() != 2) {
+    throw py::value_error("sparse_candidates must have shape (m, d): one Es row per candidate, got shape " +
+                          shape_string(candidates));
+  }
+  if (std::size_t(candidates.shape(0)) != m) {
+    throw py::value_error("sparse_candidates has " + std::to_string(candidates.shape(0)) + " rows for " +
+                          std::to_string(m) + " candidates (one Es row per candidate)");
+  }
+  if (std::size_t(candidates.shape(1)) != d) {
+    throw py::value_error("sparse_query has " + std::to_string(d) + " values but the sparse_candidates rows have " +
+                          std::to_string(candidates.shape(1)) + ": Es(q) and the candidates' rows must come from "
+                          "the same Es");
+  }
+  return candidates;
+}
+
 MatrixView as_view(const FloatArray& array) {
   if (array.ndim() == 1) return MatrixView(array.data(), 1, std::size_t(array.shape(0)));
   return MatrixView(array.data(), std::size_t(array.shape(0)), std::size_t(array.shape(1)));

@@ -370,15 +370,8 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
     }
     query = float_array(sparse_query, "sparse_query", "(d,)", 1, 1);
     rows.sparse_dim = std::size_t(query->shape(0));
-    candidates = py::array::ensure(sparse_candidates, py::array::c_style);
-    if (!candidates) throw py::type_error("sparse_candidates must be a numeric array (m, d)");
+    candidates = sparse_candidate_rows(sparse_candidates, rows.ids.size(), rows.sparse_dim);
     const bool half = candidates.dtype().is(py::dtype("float16"));
-    if (!half) candidates = float_array(sparse_candidates, "sparse_candidates", "(m, d)", 2, 2);
-    if (candidates.ndim() != 2 || std::size_t(candidates.shape(0)) != rows.ids.size() ||
-        std::size_t(candidates.shape(1)) != rows.sparse_dim) {
-      throw py::value_error("sparse_candidates must be (" + std::to_string(rows.ids.size()) + ", " +
-                            std::to_string(rows.sparse_dim) + "): one Es row per candidate id");
-    }
     if (half) rows.sparse_f16 = static_cast<const std::uint16_t*>(candidates.data());
     else rows.sparse = static_cast<const float*>(candidates.data());
   }
@@ -386,6 +379,28 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   warn_on_default_alpha("rerank", options, chosen);
   py::gil_scoped_release release;
   return retrieval::rerank(rows, query ? query->data() : nullptr, options, sparse_encoder.get(), excluded);
+}
+
+// Query rows for a stage 1 run elsewhere, as Index.search encodes its queries.
+py::tuple encode_queries(std::shared_ptr<Encoder> encoder, py::object queries, std::shared_ptr<Encoder> sparse_encoder,
+                         const std::string& scorer, const std::string& stance) {
+  if (!encoder) throw py::value_error("encode_queries needs the encoder that produced the store's E rows");
+  retrieval::SearchOptions options;
+  retrieval::set_scorer(options, scorer);
+  if (options.scorer != retrieval::Scorer::kCosine && options.scorer != retrieval::Scorer::kSparsity) {
+    throw py::value_error("encode_queries gives the rows of the cosine and sparsity scorers; scorer '" + scorer +
+                          "' needs an Index's token rows");
+  }
+  options.stance = retrieval::parse_stance(stance);
+  const std::vector<std::string> texts = text_list(queries, "queries");
+  retrieval::EncodedQueries encoded;
+  {
+    py::gil_scoped_release release;
+    encoded = retrieval::encode_queries(*encoder, sparse_encoder.get(), texts, options);
+  }
+  py::object sparse = py::none();
+  if (options.scorer == retrieval::Scorer::kSparsity) sparse = to_numpy(std::move(encoded.sparse));
+  return py::make_tuple(to_numpy(std::move(encoded.dense)), sparse, encoded.stances);
 }
 
 }  // namespace
@@ -868,6 +883,17 @@ Returns:
       py::arg("exclude"), py::arg("n"),
       R"(Index.search's reading of its `exclude` argument for `n` queries: None -> n empty lists; else one
 entry per query, each None, one id (str) or a list of ids. ValueError / TypeError otherwise.)");
+  m.def("encode_queries", &encode_queries, py::arg("encoder"), py::arg("queries"), py::kw_only(),
+        py::arg("sparse_encoder") = py::none(), py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer),
+        py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
+        R"(The query rows Index.search would use, for candidates found by another store (then rerank):
+E of each whole query and, for a sparsity scorer, Es of the claim read_stance finds (the query
+without its stance instruction), in one forward pass when nothing was read and Es is a head over
+E's network.
+
+Returns:
+    (dense float32 (n, dim), sparse float32 (n, sparse_dim) or None for the cosine scorer,
+     a StanceReading per query: pass reading.stance to rerank).)");
   m.def("rerank", &rerank, py::arg("ids"), py::arg("stage1"), py::kw_only(), py::arg("sparse_query") = py::none(),
         py::arg("sparse_candidates") = py::none(), py::arg("k") = kSearchDefaults.k,
         py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),

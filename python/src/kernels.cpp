@@ -71,21 +71,8 @@ py::tuple final_scores_of(py::handle stage1_object, py::handle query_object, py:
   FloatArray stage1 = float_array(stage1_object, "stage1", "(m,)", 1, 1);
   FloatArray query = float_array(query_object, "sparse_query", "(d,)", 1, 1);
   const std::size_t m = std::size_t(stage1.shape(0)), d = std::size_t(query.shape(0));
-  py::array candidates = py::array::ensure(candidates_object);
-  if (!candidates) throw py::type_error("sparse_candidates must be a numeric array (m, d)");
+  const py::array candidates = sparse_candidate_rows(candidates_object, m, d);
   const bool half = candidates.dtype().is(py::dtype("float16"));
-  if (half) {
-    candidates = py::array::ensure(candidates_object, py::array::c_style);
-  } else {
-    candidates = float_array(candidates_object, "sparse_candidates", "(m, d)", 2, 2);
-  }
-  if (candidates.ndim() != 2 || std::size_t(candidates.shape(0)) != m || std::size_t(candidates.shape(1)) != d) {
-    std::string shape;
-    for (py::ssize_t i = 0; i < candidates.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(candidates.shape(i));
-    throw py::value_error("sparse_candidates must be (" + std::to_string(m) + ", " + std::to_string(d) +
-                          ") for " + std::to_string(m) + " stage-1 scores and a " + std::to_string(d) +
-                          "-wide sparse_query, got (" + shape + ")");
-  }
   scoring::SparsityOptions options;
   options.function = scoring::parse_sparsity(function);
   options.identical_guard = guard;
@@ -102,7 +89,7 @@ py::tuple final_scores_of(py::handle stage1_object, py::handle query_object, py:
       scoring::sparsity_scores(query_view, MatrixView(static_cast<const float*>(candidates.data()), m, d), options,
                                sparsity_out);
     }
-    scoring::final_scores(stage1.data(), sparsity_out, m, float(alpha), scores_out);
+    scoring::final_scores(stage1.data(), sparsity_out, m, float(alpha), 1.0f, options, scores_out);
   }
   return py::make_tuple(scores, sparsity);
 }

@@ -10,6 +10,7 @@
 #include "counterpoint/data/metadata.h"
 #include "counterpoint/eval/retrieval_task.h"
 #include "counterpoint/retrieval/stance.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::app {
 
@@ -84,11 +85,6 @@ StanceTemplates parse_stance_templates(const std::string& name) {
 
 std::string to_string(StanceTemplates templates) {
   return templates == StanceTemplates::kHeldOut ? "held-out" : "training";
-}
-
-std::string trimmed(const std::string& s) {
-  const auto first = s.find_first_not_of(' ');
-  return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(' ') - first + 1);
 }
 
 void validate(const StanceRunOptions& options) {
@@ -171,7 +167,7 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
       auto encoded = retriever.encode_queries(texts, search, &no_prefix);
       for (const auto& reading : encoded.stances) {
         if (retrieval::to_string(reading.stance) != stance || !reading.from_instruction) {
-          throw InvalidArgument("the instruction \"" + trimmed(stance == "support" ? t.support : t.attack) +
+          throw InvalidArgument("the instruction \"" + text::trim_blanks(stance == "support" ? t.support : t.attack) +
                                 "\" does not read as " + stance + " (retrieval::read_stance)");
         }
       }
@@ -194,7 +190,7 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
   const auto& first = templates.front();
   for (std::size_t i = 0; i < queries.size(); ++i) {
     const auto& label = query_labels.at(queries[i].id);
-    const eval::AblationQuery query{trimmed(requested(label) == "support" ? first.support : first.attack),
+    const eval::AblationQuery query{text::trim_blanks(requested(label) == "support" ? first.support : first.attack),
                                     queries[i].text};
     for (const auto& [name, id] : ablation_documents(label, dataset.corpus, document_labels, options.ablation)) {
       labelled.emplace_back(name, eval::ablate_words(query, id, std::ref(cosine), ablation));

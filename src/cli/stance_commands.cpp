@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "counterpoint/app/stance_run.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::cli {
 
@@ -31,11 +32,11 @@ void print_report(const app::StanceRunOptions& o, const std::string& stage1, con
   std::cout << std::left << std::setw(44) << "instruction (support / attack)" << std::right << std::setw(8) << "P@R"
             << std::setw(9) << "Hard@R" << std::setw(9) << "Semi@R" << std::setw(9) << "Easy@R" << std::setw(9)
             << "nDCG@10" << "\n";
-  for (const auto& [t, scores] : r.per_template) print_scores("\"" + app::trimmed(t.support) + "\"", scores);
+  for (const auto& [t, scores] : r.per_template) print_scores("\"" + text::trim_blanks(t.support) + "\"", scores);
   print_scores("mean over templates", r.mean);
   if (o.ablation == 0) return;
   const auto& first = r.per_template.front().first;
-  std::cout << "word ablation, instruction \"" << app::trimmed(first.support) << "\" / \"" << app::trimmed(first.attack)
+  std::cout << "word ablation, instruction \"" << text::trim_blanks(first.support) << "\" / \"" << text::trim_blanks(first.attack)
             << "\", up to " << o.ablation << " documents per class per query\n";
   std::cout << std::left << std::setw(12) << "class" << std::right << std::setw(6) << "docs" << std::setw(18)
             << "RIS mean (std)" << std::setw(18) << "RCS mean (std)" << std::setw(20) << "DI mean (std)" << "\n";

@@ -53,6 +53,28 @@ void require_shallow(std::string_view text, const std::string& origin, std::size
   }
 }
 
+// nlohmann's message in the reader's terms: without its "[json.exception.parse_error.101] parse error
+// at line 1, column 25: " header (the position is given as file:line:column already) and with
+// "syntax error while parsing object - " turned into a trailing "(in an object)".
+std::string reason(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0) {
+    if (const auto close = what.find("] "); close != std::string::npos) what.erase(0, close + 2);
+  }
+  if (what.rfind("parse error", 0) == 0) {
+    if (const auto colon = what.find(": "); colon != std::string::npos) what.erase(0, colon + 2);
+  }
+  const std::string syntax = "syntax error while parsing ";
+  if (what.rfind(syntax, 0) == 0) {
+    if (const auto dash = what.find(" - "); dash != std::string::npos) {
+      std::string parsing = what.substr(syntax.size(), dash - syntax.size());
+      const bool vowel = !parsing.empty() && std::string("aeiou").find(parsing[0]) != std::string::npos;
+      what = what.substr(dash + 3) + " (in " + (vowel ? "an " : "a ") + parsing + ")";
+    }
+  }
+  return what;
+}
+
 // `where` names the whole text: "origin" for a document, "path:line" for one line of a file.
 nlohmann::json parse(std::string_view text, const std::string& origin, std::size_t first_line,
                      const std::string& where) {
@@ -62,9 +84,9 @@ nlohmann::json parse(std::string_view text, const std::string& origin, std::size
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     const auto [line, column] = position_of(text, e.byte > 0 ? e.byte - 1 : 0, first_line);
-    throw CorruptFile(at(origin, line, column) + ": not valid JSON (" + e.what() + ")");
+    throw CorruptFile(at(origin, line, column) + ": not valid JSON: " + reason(e));
   } catch (const nlohmann::json::exception& e) {  // out_of_range for 1e999
-    throw CorruptFile(where + ": not valid JSON (" + e.what() + ")");
+    throw CorruptFile(where + ": not valid JSON: " + reason(e));
   }
 }
 

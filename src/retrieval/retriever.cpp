@@ -152,6 +152,12 @@ Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::sha
 EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
                                          const std::string* prefix_override, FeatureCache* cache) const {
   if (!encoder_) throw InvalidArgument("Retriever: no encoder, so queries must be passed encoded");
+  return retrieval::encode_queries(*encoder_, sparse_encoder_.get(), queries, options, prefix_override, cache);
+}
+
+EncodedQueries encode_queries(const Encoder& encoder, const Encoder* sparse_encoder,
+                              const std::vector<std::string>& queries, const SearchOptions& options,
+                              const std::string* prefix_override, FeatureCache* cache) {
   EncodeOptions encode;
   encode.role = TextRole::kQuery;
   encode.prefix_override = prefix_override;
@@ -167,23 +173,23 @@ EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries
     any_instruction = any_instruction || out.stances.back().from_instruction;
   }
   if (options.scorer == Scorer::kSparsity) {
-    if (!sparse_encoder_) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
+    if (!sparse_encoder) throw InvalidArgument("the sparsity scorer needs a sparse-aware encoder (Es)");
     if (!any_instruction) {
       // One forward pass when Es is a head over E's network.
-      std::tie(out.dense, out.sparse) = cache ? cache->encode_both(*encoder_, *sparse_encoder_, queries, encode)
-                                              : Encoder::encode_both(*encoder_, *sparse_encoder_, queries, encode);
+      std::tie(out.dense, out.sparse) = cache ? cache->encode_both(encoder, *sparse_encoder, queries, encode)
+                                              : Encoder::encode_both(encoder, *sparse_encoder, queries, encode);
     } else {
       const std::string no_prefix;  // a given prefix is inside the claims already (or was the instruction)
       EncodeOptions claim_encode = encode;
       if (prefix_override) claim_encode.prefix_override = &no_prefix;
-      out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
-      out.sparse = cache ? cache->encode(*sparse_encoder_, claims, claim_encode)
-                         : sparse_encoder_->encode(claims, claim_encode);
+      out.dense = cache ? cache->encode(encoder, queries, encode) : encoder.encode(queries, encode);
+      out.sparse = cache ? cache->encode(*sparse_encoder, claims, claim_encode)
+                         : sparse_encoder->encode(claims, claim_encode);
     }
   } else {
-    out.dense = cache ? cache->encode(*encoder_, queries, encode) : encoder_->encode(queries, encode);
+    out.dense = cache ? cache->encode(encoder, queries, encode) : encoder.encode(queries, encode);
   }
-  if (uses_tokens(options.scorer)) out.tokens = encoder_->encode_tokens(queries, encode);
+  if (uses_tokens(options.scorer)) out.tokens = encoder.encode_tokens(queries, encode);
   return out;
 }
 
@@ -318,8 +324,10 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
                                         sparsity.data());
       }
     });
-    scoring::final_scores(c.stage1.data(), sparsity.data(), n, alpha, sparsity_direction(stance_of(queries, q, options)),
-                          sparsity_options, final_score.data());
+    const Stance read = q < queries.stances.size() ? queries.stances[q].stance : Stance::kFromQuery;
+    scoring::final_scores(c.stage1.data(), sparsity.data(), n, alpha,
+                          sparsity_direction(resolve_stance(read, options.stance)), sparsity_options,
+                          final_score.data());
   } else if (uses_tokens(options.scorer) && n > 0) {
     std::vector<Matrix> maps;
     maps.reserve(n);
@@ -389,11 +397,6 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
   return results;
 }
 
-Stance stance_of(const EncodedQueries& queries, std::size_t q, const SearchOptions& options) {
-  if (q < queries.stances.size()) return queries.stances[q].stance;
-  return options.stance == Stance::kFromQuery ? Stance::kAttack : options.stance;
-}
-
 AlphaChoice Retriever::alpha_for(const SearchOptions& options) const {
   return choose_alpha(options.alpha, sparse_encoder_.get());
 }
@@ -447,8 +450,8 @@ std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_que
       scoring::sparsity_scores_gather(query, candidates.sparse, n, rows.data(), rows.size(), sparsity_options,
                                       sparsity.data());
     }
-    if (stance == Stance::kFromQuery) stance = options.stance == Stance::kFromQuery ? Stance::kAttack : options.stance;
-    scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha, sparsity_direction(stance),
+    scoring::final_scores(stage1.data(), sparsity.data(), kept.size(), alpha,
+                          sparsity_direction(resolve_stance(stance, options.stance)),
                           sparsity_options, final_score.data());
   }
   return ranked_hits(final_score, std::vector<std::int64_t>(kept.begin(), kept.end()), options.k, [&](std::size_t j) {

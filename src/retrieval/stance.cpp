@@ -1,11 +1,11 @@
 #include "counterpoint/retrieval/stance.h"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/spelling.h"
+#include "counterpoint/text/words.h"
 
 namespace counterpoint::retrieval {
 namespace {
@@ -41,26 +41,6 @@ const std::vector<std::string> kNegations = {"not", "no", "never", "without", "n
 const std::vector<std::string> kRequestWords = {"find",   "retrieve", "show",  "give", "list",    "search",
                                                 "get",    "fetch",    "which", "what", "argue",   "name",
                                                 "provide", "return",  "look",  "cite", "suggest", "given"};
-// Whitespace around a claim, Unicode's no-break and ideographic spaces and NUL included.
-const std::vector<std::string> kBlanks = {" ", "\t", "\r", "\n", "\v", "\f", std::string(1, '\0'), "\xC2\xA0",
-                                          "\xE3\x80\x80"};
-
-std::vector<std::string> lowercase_words(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalpha(c)) {
-      word += static_cast<char>(std::tolower(c));
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) words.push_back(std::move(word));
-  return words;
-}
-
 bool contains(const std::vector<std::string>& list, const std::string& word) {
   return std::find(list.begin(), list.end(), word) != list.end();
 }
@@ -80,23 +60,6 @@ bool names_support(const std::vector<std::string>& words) {
 bool opens_with_request(const std::vector<std::string>& words) {
   const std::size_t first = !words.empty() && words[0] == "please" ? 1 : 0;
   return first < words.size() && contains(kRequestWords, words[first]);
-}
-
-std::string trim(std::string text) {
-  for (bool trimmed = true; trimmed;) {
-    trimmed = false;
-    for (const auto& blank : kBlanks) {
-      if (text.size() >= blank.size() && text.compare(0, blank.size(), blank) == 0) {
-        text.erase(0, blank.size());
-        trimmed = true;
-      }
-      if (text.size() >= blank.size() && text.compare(text.size() - blank.size(), blank.size(), blank) == 0) {
-        text.erase(text.size() - blank.size());
-        trimmed = true;
-      }
-    }
-  }
-  return text;
 }
 
 // Where the instruction of `query` ends (one past it), or npos: E5's "Instruct: ...\nQuery: X", else
@@ -144,16 +107,21 @@ StanceReading read_stance(const std::string& query, Stance requested) {
   const std::size_t end = instruction_end(query, marked);
   if (end == std::string::npos) return reading;
   const std::string opening = query.substr(0, end);
-  const auto words = lowercase_words(opening);
+  std::vector<std::string> words;
+  try {
+    words = text::alphanumeric_words(opening);
+  } catch (const InvalidArgument& e) {  // the tokenizers refuse such a query too
+    throw InvalidArgument(std::string("a query's ") + e.what());
+  }
   if (words.size() > kMaxInstructionWords + (marked ? 1 : 0) || (!marked && !opens_with_request(words))) return reading;
   const bool attack = any_of_words(words, kAttackWords);
   const bool support = names_support(words);
   if (attack == support || any_of_words(words, kNegations)) return reading;
   reading.stance = attack ? Stance::kAttack : Stance::kSupport;
-  reading.instruction = trim(opening);
+  reading.instruction = text::trim_blanks(opening);
   reading.from_instruction = true;
   // An instruction with nothing after it leaves the query itself as the claim.
-  if (std::string rest = trim(query.substr(end)); !rest.empty()) reading.claim = std::move(rest);
+  if (std::string rest = text::trim_blanks(std::string_view(query).substr(end)); !rest.empty()) reading.claim = std::move(rest);
   return reading;
 }
 
@@ -161,6 +129,11 @@ std::string StanceReading::describe() const {
   if (given) return to_string(stance) + " (given)";
   if (from_instruction) return to_string(stance) + " (read from \"" + instruction + "\")";
   return to_string(stance) + " (no instruction: what contradicts the query)";
+}
+
+Stance resolve_stance(Stance read, Stance requested) {
+  if (read != Stance::kFromQuery) return read;
+  return requested != Stance::kFromQuery ? requested : Stance::kAttack;
 }
 
 float sparsity_direction(Stance stance) {

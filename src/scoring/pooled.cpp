@@ -25,7 +25,7 @@ ScoreComponents combined_scores(MatrixView query_dense, MatrixView candidates_de
   scores.final.resize(k);
   cosine_scores(query_dense, candidates_dense, scores.cosine.data());
   sparsity_scores(query_sparse, candidates_sparse, options, scores.sparsity.data());
-  final_scores(scores.cosine.data(), scores.sparsity.data(), k, alpha, scores.final.data());
+  final_scores(scores.cosine.data(), scores.sparsity.data(), k, alpha, 1.0f, options, scores.final.data());
   return scores;
 }
 

@@ -222,13 +222,6 @@ void sparsity_scores_gather_f16(MatrixView query, const std::uint16_t* table, st
   require_finite_half_scores(out, n, query, row_at, d, "sparsity_scores_gather_f16", "table row of candidate");
 }
 
-void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float* out) {
-  if (!std::isfinite(alpha)) {
-    throw InvalidArgument("final_scores: alpha must be finite, got " + std::to_string(alpha));
-  }
-  for (std::size_t i = 0; i < n; ++i) out[i] = stage1[i] + alpha * sparsity[i];
-}
-
 void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float direction,
                   const SparsityOptions& options, float* out) {
   if (direction != 1.0f && direction != -1.0f) {
@@ -239,7 +232,7 @@ void final_scores(const float* stage1, const float* sparsity, std::size_t n, flo
   }
   for (std::size_t i = 0; i < n; ++i) {
     const bool guarded = options.identical_guard && sparsity[i] == options.guard_value;
-    out[i] = stage1[i] + (guarded ? 1.0f : direction) * alpha * sparsity[i];
+    out[i] = stage1[i] + (guarded ? std::fabs(alpha) : direction * alpha) * sparsity[i];
   }
 }
 

@@ -81,4 +81,23 @@ std::vector<std::string> whitespace_words(std::string_view text) {
   return words;
 }
 
+std::string trim_blanks(std::string_view text) {
+  static const std::string_view kBlanks[] = {" ", "\t", "\r", "\n", "\v", "\f", std::string_view("\0", 1),
+                                             "\xC2\xA0", "\xE3\x80\x80"};
+  for (bool trimmed = true; trimmed;) {
+    trimmed = false;
+    for (const auto blank : kBlanks) {
+      if (text.size() >= blank.size() && text.substr(0, blank.size()) == blank) {
+        text.remove_prefix(blank.size());
+        trimmed = true;
+      }
+      if (text.size() >= blank.size() && text.substr(text.size() - blank.size()) == blank) {
+        text.remove_suffix(blank.size());
+        trimmed = true;
+      }
+    }
+  }
+  return std::string(text);
+}
+
 }  // namespace counterpoint::text

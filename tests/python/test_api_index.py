@@ -512,5 +512,16 @@ def test_rerank_scores_candidates_found_elsewhere_as_search_scores_them(index, e
     assert len(half) == 4
     with pytest.raises(ValueError, match="sparse_query"):
         cp.rerank(ids, np.zeros(len(ids), dtype=np.float32), scorer="hoyer", alpha=1.0)
+    # A short Es(q) is named as the wrong side, not reported as a shape error of the rows.
+    with pytest.raises(ValueError, match=rf"^sparse_query has 3 values but the sparse_candidates rows have {rows.shape[1]}"):
+        cp.rerank(ids, np.zeros(len(ids), dtype=np.float32), sparse_query=query[0][:3], sparse_candidates=rows,
+                  scorer="hoyer", alpha=1.0)
+    with pytest.raises(ValueError, match=rf"^sparse_candidates has 2 rows for {len(ids)} candidates"):
+        cp.rerank(ids, np.zeros(len(ids), dtype=np.float32), sparse_query=query[0], sparse_candidates=rows[:2],
+                  scorer="hoyer", alpha=1.0)
+    # A negative alpha does not lift the query's own text (the guarded pair) to the top.
+    own = cp.rerank(ids, np.array([h.cosine for h in by_cosine], dtype=np.float32), sparse_query=query[0],
+                    sparse_candidates=rows, k=len(ids), scorer="hoyer", alpha=-0.5)
+    assert own[-1].id == "d1" and own[-1].sparsity == pytest.approx(-1e9)
     assert cp.exclusion_lists(None, 2) == [[], []]
     assert cp.exclusion_lists(["a", None], 2) == [["a"], []]

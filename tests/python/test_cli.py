@@ -525,3 +525,18 @@ def test_invert_refuses_unknown_edits_no_input_and_a_missing_wordnet(tmp_path):
     missing = subprocess.run([str(CLI), "invert", "It is good"], capture_output=True, text=True, timeout=60,
                              env={**os.environ, "WNSEARCHDIR": str(tmp_path / "none")})
     assert missing.returncode == 2 and "WordNet database not found in" in missing.stderr
+
+
+def test_the_cli_takes_the_hubs_spellings_of_the_default_model(tmp_path):
+    need_default_model()
+    for name in ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        verified = run("models", "verify", name)
+        assert verified.stdout.startswith(str(MODELS / "all-minilm-l6-v2") + ": ok (all-minilm-l6-v2, "), verified.stdout
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("id\ttext\na\tthe man is playing guitar\nb\tthe woman is eating food\n")
+    run("index", "build", "--corpus", corpus, "--out", tmp_path / "index", "--threads", 1,
+        "--model", "sentence-transformers/all-MiniLM-L6-v2")
+    assert "encoder     all-minilm-l6-v2@" in run("index", "info", tmp_path / "index").stdout
+    hits = run("search", "--index", tmp_path / "index", "--model", "All-MiniLM-L6-v2", "--query", "a guitarist",
+               "-k", 1, "--threads", 1).stdout
+    assert hits.splitlines()[2].endswith("  a  the man is playing guitar"), hits

@@ -373,5 +373,7 @@ def test_final_scores_reads_float16_rows_as_the_index_scores_them(tiny_index):
     half_scores, half_sparsity = cp.final_scores(cosine, Es[0], rows.astype(np.float16), alpha=2.0)
     finite = sparsity > -1  # the guarded query itself scores -1e9 either way
     np.testing.assert_allclose(half_sparsity[finite], sparsity[finite], atol=2e-3)
-    with pytest.raises(ValueError, match=r"sparse_candidates must be \(14, "):
+    with pytest.raises(ValueError, match=r"^sparse_candidates has 3 rows for 14 candidates"):
         cp.final_scores(cosine, Es[0], rows[:3], alpha=1.0)
+    with pytest.raises(ValueError, match=r"^sparse_query has 5 values but the sparse_candidates rows have "):
+        cp.final_scores(cosine, Es[0][:5], rows, alpha=1.0)

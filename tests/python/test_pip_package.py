@@ -53,6 +53,21 @@ print(len(hits), sorted(h.id for h in hits))
     assert result.stdout.split("\n")[0] == "3 ['a', 'b', 'c']"
 
 
+def test_the_installed_package_loads_the_default_model_by_its_hub_name_from_any_directory(tmp_path):
+    """The folder set-up installed the models into is recorded in the package: no COUNTERPOINT_* or
+    PYTHONPATH variable is needed, and HOME is an empty one (no per-user cache to fall back on)."""
+    installed = ROOT / "models" / "installed" / "all-minilm-l6-v2" / "manifest.json"
+    if not installed.exists():
+        pytest.skip("the default models are not installed")
+    env = {k: v for k, v in CLEAN_ENV.items() if not k.startswith("COUNTERPOINT_")}
+    env["HOME"] = str(tmp_path)
+    result = subprocess.run([str(VENV / "bin" / "python"), "-c",
+                             "import counterpoint as cp; print(cp.Encoder.load('all-MiniLM-L6-v2').encode('x').shape)"],
+                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(384,)"
+
+
 def test_the_console_script_runs_the_bundled_cli_with_its_version(tmp_path):
     script = VENV / "bin" / "counterpoint"
     result = subprocess.run([str(script), "--version"], capture_output=True, text=True, cwd=tmp_path,

@@ -126,3 +126,22 @@ def test_explain_reads_the_claim_as_the_search_did(index):
         assert index.explain(SUPPORT, hit.id, stance=stance)["sparsity"] == pytest.approx(hit.sparsity, abs=1e-5)
     with pytest.raises(ValueError, match="did you mean 'support'"):
         index.explain(SUPPORT, "c0", stance="suport")
+
+
+def test_encode_queries_gives_a_stores_stage_two_the_rows_and_stances_index_search_uses(encoder, index):
+    """Candidates found elsewhere (a Milvus collection, a user's own store) rank as Index.search ranks
+    them when the query rows come from cp.encode_queries: E of the whole query, Es of the claim."""
+    dense, sparse, readings = cp.encode_queries(encoder, [SUPPORT, CLAIM], sparse_encoder=encoder, scorer="hoyer")
+    np.testing.assert_allclose(dense, encoder.encode([SUPPORT, CLAIM], query=True), atol=1e-6)
+    np.testing.assert_allclose(sparse, encoder.encode([CLAIM, CLAIM], query=True), atol=1e-6)
+    assert [r.stance for r in readings] == ["support", "attack"] and readings[0].claim == CLAIM
+    rows = index.sparse_embeddings(IDS)
+    hits = cp.rerank(IDS, index.embeddings(IDS) @ (dense[0] / np.linalg.norm(dense[0])), sparse_query=sparse[0],
+                     sparse_candidates=rows, k=len(IDS), scorer="hoyer", alpha=1.0, stance=readings[0].stance)
+    assert [h.id for h in hits] == SUPPORT_ORDER
+    cosine_only = cp.encode_queries(encoder, [SUPPORT])
+    assert cosine_only[1] is None and cosine_only[2][0].stance == "support"
+    with pytest.raises(ValueError, match="sparse-aware encoder"):
+        cp.encode_queries(encoder, [SUPPORT], scorer="hoyer")
+    with pytest.raises(ValueError, match="token rows"):
+        cp.encode_queries(encoder, [SUPPORT], scorer="maxsim")

@@ -62,7 +62,4 @@ void validate(const StanceRunOptions& options);
 StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallback& progress = {},
                            const ProgressCallback& ablation_progress = {});
 
-// " text " -> "text": how templates are shown and composed.
-std::string trimmed(const std::string& text);
-
 }  // namespace counterpoint::app

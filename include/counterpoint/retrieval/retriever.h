@@ -180,6 +180,14 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
 // the encoders' identities set, everything else at its default.
 index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
 
+// Retriever::encode_queries without an index, for a stage 1 run elsewhere (a Milvus collection, a
+// user's own store, then rerank): E reads each whole query, Es (needed by a sparsity scorer) the
+// claim read_stance(query, options.stance) finds, and `stances` records every reading.
+// InvalidArgument for a sparsity scorer without `sparse_encoder`.
+EncodedQueries encode_queries(const Encoder& encoder, const Encoder* sparse_encoder,
+                              const std::vector<std::string>& queries, const SearchOptions& options,
+                              const std::string* prefix_override = nullptr, FeatureCache* cache = nullptr);
+
 // Candidates found by another store (a Milvus collection, a user's own ANN index) for one query,
 // in the order that store ranked them: their ids, their stage-1 score (cosine to the query) and,
 // for a sparsity scorer, their Es rows (row-major, one per candidate, float32 or float16 bits).
@@ -203,10 +211,6 @@ struct CandidateRows {
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
                         const Encoder* sparse_encoder = nullptr, const std::vector<std::string>& exclude = {},
                         Stance stance = Stance::kFromQuery);
-
-// The stance stage 2 uses for query q: the reading encode_queries recorded, else options.stance
-// when given, else attack.
-Stance stance_of(const EncodedQueries& queries, std::size_t q, const SearchOptions& options);
 
 // Documents encoded per step of add_documents (the unit of progress; texts are length-sorted within
 // a step, so larger steps pad less): the default of every face that indexes a corpus.

@@ -44,6 +44,11 @@ struct StanceReading {
 // that stance, and the whole query as the claim (nothing is read from it).
 StanceReading read_stance(const std::string& query, Stance requested = Stance::kFromQuery);
 
+// The stance that signs a query's sparsity term: `read` (what read_stance found) unless it is
+// kFromQuery, else `requested` unless it is kFromQuery, else attack: a query known only as vectors
+// asks for what contradicts it.
+Stance resolve_stance(Stance read, Stance requested);
+
 // +1 for attack, -1 for support: the sign of the sparsity term. InvalidArgument for kFromQuery.
 float sparsity_direction(Stance stance);
 

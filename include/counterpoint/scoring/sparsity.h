@@ -77,14 +77,12 @@ void sparsity_scores_gather(MatrixView query, const float* table, std::size_t ta
 void sparsity_scores_gather_f16(MatrixView query, const std::uint16_t* table, std::size_t table_rows,
                                 const std::int64_t* rows, std::size_t n, const SparsityOptions& options, float* out);
 
-// The SparseCL final score, out[i] = stage1[i] + alpha * sparsity[i], whatever stage 1 ranked by
-// (cosine, BM25 or a fusion): the one implementation the retriever and combined_scores use.
-// alpha must be finite (InvalidArgument). `out` may alias `stage1`.
-void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float* out);
-// The same with the sparsity term's sign: out[i] = stage1[i] + direction * alpha * sparsity[i], direction
-// +1 (what contradicts or attacks a query: sparse differences) or -1 (what supports it). A guarded pair
-// (sparsity == options.guard_value with the guard on) scores stage1 + alpha * guard_value either way,
-// so a query's own text sinks in both directions. InvalidArgument for a direction other than +-1.
+// The SparseCL final score, out[i] = stage1[i] + direction * alpha * sparsity[i], whatever stage 1
+// ranked by (cosine, BM25 or a fusion): the one implementation the retriever, rerank and
+// combined_scores use. direction is +1 (what contradicts or attacks a query: sparse differences)
+// or -1 (what supports it). A guarded pair (sparsity == options.guard_value with the guard on)
+// scores stage1 + |alpha| * guard_value whatever the direction and the sign of alpha, so a query's
+// own text sinks. alpha must be finite and direction +-1 (InvalidArgument). `out` may alias `stage1`.
 void final_scores(const float* stage1, const float* sparsity, std::size_t n, float alpha, float direction,
                   const SparsityOptions& options, float* out);
 

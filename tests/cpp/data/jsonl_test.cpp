@@ -26,6 +26,15 @@ TEST(Jsonl, MalformedLineIsCorruptFileNamingFileAndLine) {
   EXPECT_EQ(message.rfind(path + ":3:7: not valid JSON", 0), 0u) << message;
 }
 
+TEST(Jsonl, AParseErrorSaysWhatWasFoundInTheReadersTermsWithoutTheParsersHeader) {
+  std::string path = scratch_file("comma.jsonl", "{\"_id\": \"a\", \"text\": \"x\", }\n");
+  EXPECT_EQ(corrupt_message([&] { read_jsonl(path); }),
+            path + ":1:27: not valid JSON: unexpected '}'; expected string literal (in an object key)");
+  path = scratch_file("cut.jsonl", "{\"_id\": \"a\"\n");
+  EXPECT_EQ(corrupt_message([&] { read_jsonl(path); }),
+            path + ":1:12: not valid JSON: unexpected end of input; expected '}' (in an object)");
+}
+
 TEST(Jsonl, InvalidUtf8IsCorruptFileNamingLineAndByte) {
   std::string path = scratch_file("latin1.jsonl", "{\"t\": \"ok\"}\n{\"t\": \"caf\xE9\"}\n");
   EXPECT_EQ(corrupt_message([&] { read_jsonl(path); }),

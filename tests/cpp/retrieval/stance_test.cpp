@@ -117,3 +117,29 @@ TEST(ReadStance, NamesParseBothWaysAndAnUnknownOneListsTheChoices) {
   EXPECT_EQ(sparsity_direction(Stance::kSupport), -1.0f);
   EXPECT_THROW(sparsity_direction(Stance::kFromQuery), InvalidArgument);
 }
+
+TEST(ResolveStance, AReadingWinsThenTheRequestThenAttack) {
+  EXPECT_EQ(resolve_stance(Stance::kSupport, Stance::kAttack), Stance::kSupport);
+  EXPECT_EQ(resolve_stance(Stance::kFromQuery, Stance::kSupport), Stance::kSupport);
+  EXPECT_EQ(resolve_stance(Stance::kFromQuery, Stance::kFromQuery), Stance::kAttack);
+}
+
+TEST(ReadStance, AnInstructionWithDigitsOrNonAsciiLettersIsReadByWholeWords) {
+  EXPECT_EQ(read_stance("Find 2 arguments against: Boxing is safe").stance, Stance::kAttack);
+  EXPECT_EQ(read_stance("Find 2 arguments against: Boxing is safe").claim, "Boxing is safe");
+  const auto accented = read_stance("Find an argument against the café: X");
+  EXPECT_EQ(accented.stance, Stance::kAttack);
+  EXPECT_EQ(accented.claim, "X");
+}
+
+TEST(ReadStance, AnInstructionThatIsNotUtf8IsRefusedAsTheTokenizersWould) {
+  try {
+    read_stance("Find an argument against caf\xE9: X");
+    FAIL() << "invalid UTF-8 was read";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "a query's text is not valid UTF-8 (byte offset 28)");
+  }
+  // Past the instruction the claim is the encoder's to check.
+  EXPECT_EQ(read_stance("Find an argument against: caf\xE9").claim, "caf\xE9");
+}
+

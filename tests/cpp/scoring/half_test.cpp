@@ -161,10 +161,24 @@ TEST(SparsityScoresGather, RefusesRowsOutsideTheTableAndNamesANonFiniteRow) {
 TEST(FinalScores, AreTheStageOneScorePlusAlphaTimesTheSparsity) {
   const std::vector<float> stage1 = {0.5f, -0.25f, 2.0f}, sparsity = {0.1f, 0.4f, 0.0f};
   std::vector<float> out(3);
-  final_scores(stage1.data(), sparsity.data(), 3, 2.5f, out.data());
+  final_scores(stage1.data(), sparsity.data(), 3, 2.5f, 1.0f, SparsityOptions{}, out.data());
   EXPECT_EQ(out, (std::vector<float>{0.5f + 2.5f * 0.1f, -0.25f + 2.5f * 0.4f, 2.0f}));
-  EXPECT_THROW(final_scores(stage1.data(), sparsity.data(), 3, std::numeric_limits<float>::infinity(), out.data()),
+  EXPECT_THROW(final_scores(stage1.data(), sparsity.data(), 3, std::numeric_limits<float>::infinity(), 1.0f,
+                            SparsityOptions{}, out.data()),
                InvalidArgument);
+}
+
+TEST(FinalScores, AGuardedPairSinksUnderANegativeAlphaToo) {
+  SparsityOptions options;
+  const std::vector<float> stage1 = {0.5f, 0.9f}, sparsity = {0.1f, options.guard_value};
+  std::vector<float> out(2);
+  final_scores(stage1.data(), sparsity.data(), 2, -2.0f, 1.0f, options, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.5f - 2.0f * 0.1f, 0.9f + 2.0f * options.guard_value}));
+  final_scores(stage1.data(), sparsity.data(), 2, -2.0f, -1.0f, options, out.data());
+  EXPECT_EQ(out, (std::vector<float>{0.5f + 2.0f * 0.1f, 0.9f + 2.0f * options.guard_value}));
+  options.identical_guard = false;  // without the guard the value is an ordinary sparsity
+  final_scores(stage1.data(), sparsity.data(), 2, -2.0f, 1.0f, options, out.data());
+  EXPECT_EQ(out[1], 0.9f - 2.0f * options.guard_value);
 }
 
 TEST(FinalScores, ASupportSearchSubtractsTheSparsityExceptFromAGuardedPair) {

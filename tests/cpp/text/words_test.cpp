@@ -42,5 +42,13 @@ TEST(WhitespaceWords, SplitsOnWhitespaceOnlyAndKeepsWordsAsWritten) {
   EXPECT_TRUE(whitespace_words(" \t\r\n").empty());
 }
 
+TEST(TrimBlanks, RemovesAsciiWhitespaceNulAndUnicodeSpacesAroundTheTextOnly) {
+  EXPECT_EQ(trim_blanks(" \t\r\n\v\f claim  text \n"), "claim  text");
+  EXPECT_EQ(trim_blanks("\xC2\xA0\xE3\x80\x80 claim\xC2\xA0" + std::string(1, '\0')), "claim");
+  EXPECT_EQ(trim_blanks("a\xC2\xA0" "b"), "a\xC2\xA0" "b");
+  EXPECT_EQ(trim_blanks(" \xE3\x80\x80 "), "");
+  EXPECT_EQ(trim_blanks(""), "");
+}
+
 }  // namespace
 }  // namespace counterpoint::text
