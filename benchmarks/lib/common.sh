@@ -141,14 +141,15 @@ sys.stdout.write(mine[-1])' "$ROWS" "$label" "$set" > "$out.row.json"
 
 # train_cached MARKER MESSAGE COMMAND...: trains a model once into the cache for the scripts that
 # keep no table rows of their training: unless MARKER (a file of the trained model in DIR) exists,
-# runs COMMAND, whose last two arguments are `--out DIR`, with stdout in DIR.log, stderr in DIR.err
-# and its wall seconds in DIR.seconds.
+# runs COMMAND, whose last two arguments are `--out DIR`, with stdout in DIR.log, stderr in DIR.err,
+# its wall seconds in DIR.seconds and its user and system CPU seconds in DIR.cpu.
 train_cached() {
   local marker="$1" message="$2"; shift 2
   local dir="${*: -1}" start
   [[ ! -f "$marker" ]] || return 0
   echo ">> $message" >&2
   start=$(date +%s)
-  "$@" > "$dir.log" 2> "$dir.err" || { tail -c 2000 "$dir.err" | tr '\r' '\n' | tail -5 >&2; exit 1; }
+  /usr/bin/time -f "%U %S" -o "$dir.cpu" "$@" > "$dir.log" 2> "$dir.err" \
+    || { tail -c 2000 "$dir.err" | tr '\r' '\n' | tail -5 >&2; exit 1; }
   echo "$(( $(date +%s) - start ))" > "$dir.seconds"
 }

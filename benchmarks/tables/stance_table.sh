@@ -36,21 +36,7 @@ mkdir -p "$WORK"
 
 # Training topics minus the dev topics, and the dev topics, as two qrels files.
 FIT_QRELS="$WORK/train-fit.tsv" DEV_QRELS="$WORK/dev.tsv"
-DEV_NOTE="$("$PY" - "$TRAIN_QRELS" "$DEV_TOPICS" "$FIT_QRELS" "$DEV_QRELS" <<'EOF'
-import sys
-path, n, fit_path, dev_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-lines = open(path).read().splitlines()
-header, rows = lines[0], [l for l in lines[1:] if l.strip()]
-topic = lambda row: row.split("\t")[0].rsplit("-", 1)[0]
-topics = sorted({topic(r) for r in rows}, key=lambda t: int(t.lstrip("t")) if t.lstrip("t").isdigit() else t)
-if not 0 < n < len(topics):
-    sys.exit(f"--dev-topics must be between 1 and {len(topics) - 1}, got {n}")
-dev = set(topics[-n:])
-open(fit_path, "w").write("\n".join([header] + [r for r in rows if topic(r) not in dev]) + "\n")
-open(dev_path, "w").write("\n".join([header] + [r for r in rows if topic(r) in dev]) + "\n")
-print(f"dev topics {' '.join(t for t in topics if t in dev)} of {len(topics)} training topics")
-EOF
-)"
+DEV_NOTE="$("$PY" "$LIB_DIR/stance_dev_split.py" "$TRAIN_QRELS" "$DEV_TOPICS" "$FIT_QRELS" "$DEV_QRELS")"
 echo "$DEV_NOTE" >&2
 
 report="$WORK/body.md" rows="$WORK/rows.jsonl"
@@ -66,21 +52,7 @@ evaluate() {
   local table; table="$("${cmd[@]}" 2> "$CACHE/logs/stance-$split-$(echo "$label" | tr -c 'A-Za-z0-9\n' '_').err")" \
     || { echo "failed: ${cmd[*]}" >&2; exit 1; }
   local seconds=$(( $(date +%s) - start ))
-  "$PY" - "$label" "$split" "${cmd[*]#$ROOT/}" "$seconds" "$table" >> "$rows" <<'EOF'
-import json, sys
-label, split, command, seconds, table = sys.argv[1:6]
-row = {"label": label, "set": "ibm-claim-stance", "split": split, "kind": "eval", "command": command,
-       "seconds": int(seconds)}
-lines = table.splitlines()
-mean = next(l for l in lines if l.startswith("mean over templates"))
-for key, value in zip(["P@R", "Hard@R", "Semi@R", "Easy@R", "ndcg@10"], mean.split()[-5:]):
-    row[key] = float(value)
-for l in lines:  # word ablation rows: class docs RIS (std) RCS (std) DI (std)
-    f = l.split()
-    if len(f) == 8 and f[0] in ("positive", "hard", "semi-hard", "easy") and f[1].isdigit():
-        row[f"RIS {f[0]}"], row[f"RCS {f[0]}"], row[f"DI {f[0]}"] = float(f[2]), float(f[4]), float(f[6])
-print(json.dumps(row))
-EOF
+  "$PY" "$LIB_DIR/stance_row.py" "$label" "$split" "${cmd[*]#$ROOT/}" "$seconds" "$table" >> "$rows"
   if [[ "$split" == test ]]; then
     {
       echo "### $label"
