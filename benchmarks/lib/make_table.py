@@ -33,9 +33,14 @@ def parse_log(text: str) -> dict:
         found["queries"] = int(m.group(1))
         if m.group(2) not in ("cosine", "mean", "maxsim", "alignment", "verifier"):
             found.setdefault("alpha", float(m.group(3)))
-    m = re.search(r"^trained (\d+) steps, final loss ([0-9.eE+-]+|nan), ([0-9.]+) triples/s", text, re.M)
+    # "trained 63 steps on 2015 triples, final loss 4.09069, 1.2 triples/s -> DIR" ("on N triples" since
+    # the trainer reports the triple count).
+    m = re.search(r"^trained (\d+) steps(?: on (\d+) triples)?, final loss ([0-9.eE+-]+|nan), ([0-9.]+) triples/s",
+                  text, re.M)
     if m:
-        found.update(steps=int(m.group(1)), final_loss=float(m.group(2)), triples_per_second=float(m.group(3)))
+        found.update(steps=int(m.group(1)), final_loss=float(m.group(3)), triples_per_second=float(m.group(4)))
+        if m.group(2):
+            found["triples"] = int(m.group(2))
     return found
 
 

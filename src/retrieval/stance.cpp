@@ -121,7 +121,8 @@ StanceReading read_stance(const std::string& query, Stance requested) {
   reading.instruction = text::trim_blanks(opening);
   reading.from_instruction = true;
   // An instruction with nothing after it leaves the query itself as the claim.
-  if (std::string rest = text::trim_blanks(std::string_view(query).substr(end)); !rest.empty()) reading.claim = std::move(rest);
+  std::string rest = text::trim_blanks(std::string_view(query).substr(end));
+  if (!rest.empty()) reading.claim = std::move(rest);
   return reading;
 }
 

@@ -38,3 +38,11 @@ def test_a_fixed_alpha_run_records_its_alpha_so_it_can_be_replayed():
            "ndcg@10\t0.5036\nrecall@100\t0.9750\n")
     assert make_table.parse_log(log) == {"ndcg@10": 0.5036, "recall@100": 0.975, "queries": 160, "alpha": 1.035}
     assert "alpha" not in make_table.parse_log("queries 160  hits per query 101  scorer cosine\nndcg@10\t0.4990\n")
+
+
+def test_a_training_log_gives_its_steps_triples_and_loss_in_either_form_the_trainer_wrote():
+    import make_table  # noqa: E402
+    log = "trained 63 steps on 2015 triples, final loss 4.09069, 1.2 triples/s -> models/x\n"
+    assert make_table.parse_log(log) == {"steps": 63, "triples": 2015, "final_loss": 4.09069, "triples_per_second": 1.2}
+    older = "trained 310 steps, final loss 3.5, 40.0 triples/s -> models/y\n"
+    assert make_table.parse_log(older) == {"steps": 310, "final_loss": 3.5, "triples_per_second": 40.0}
