@@ -41,7 +41,9 @@ struct StanceReading {
 // "for" after evidence, argument(s), argue, case, reason(s), point(s), claim(s) or motion), with no
 // negation (not, no, never, without, nor, n't). Anything else is no instruction: the whole query is
 // the claim, searched for what contradicts it. `requested` other than kFromQuery is taken as told:
-// that stance, and the whole query as the claim (nothing is read from it).
+// that stance, and the whole query as the claim (nothing is read from it). Words are cut as BM25 cuts
+// them (text::alphanumeric_words); an opening that is not valid UTF-8 is an InvalidArgument, as the
+// tokenizers would refuse that query too.
 StanceReading read_stance(const std::string& query, Stance requested = Stance::kFromQuery);
 
 // The stance that signs a query's sparsity term: `read` (what read_stance found) unless it is
