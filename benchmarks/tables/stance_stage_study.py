@@ -250,17 +250,95 @@ def training_examples(data, head, tokens, plain_topics, docs, rng, unrelated_rat
     return examples
 
 
-def write_es_triples(data, path, rng, per_claim=2):
-    """SparseCL triples for an Es that reads attack as sparsity: anchor = topic, positive = a claim
-    contesting it, negative = a claim of the same topic supporting it; group = the topic."""
-    lines = []
+def attack_triples(data, rng, per_claim=2):
+    """(topic text, con claim, pro claim, topic id) of the fitting topics: anchor = the topic, positive
+    = a claim contesting it, negative = a claim of the same topic supporting it, `per_claim` drawn
+    per con claim. What both the Es head and the map verifier learn attack from."""
+    out = []
     for topic in data.fit_topics:
         pro = [d for d in data.claims_of[topic] if data.label[d][1] == "pro"]
         for d in (d for d in data.claims_of[topic] if data.label[d][1] == "con"):
             for p in rng.sample(pro, min(per_claim, len(pro))):
-                lines.append("\t".join([data.topic_text[topic], data.corpus[d], data.corpus[p], topic]))
+                out.append((data.topic_text[topic], data.corpus[d], data.corpus[p], topic))
+    return out
+
+
+def write_es_triples(data, path, rng):
+    """SparseCL triples (group = the topic) for an Es that reads attack as sparsity."""
+    lines = ["\t".join(t) for t in attack_triples(data, rng)]
     Path(path).write_text("\n".join(lines) + "\n")
     print(f"{len(lines)} triples -> {path}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stage 2: a map verifier (F3 CNN / F4 Transformer over token-token cosine maps of the frozen
+# encoder), trained on stance labels through the library's train_verifier
+
+
+class VerifierScorer:
+    """Map-verifier scores of every candidate pair of a split's stage-1 lists. The verifier learns
+    to accept a claim attacking the topic; support reads the score negated. Scores are
+    standardised over the pool so that w * minmax(cos) weighs on the same scale as for the
+    cross-encoder's probabilities."""
+
+    def __init__(self, cp, data, enc, lists):
+        self.data = data
+        keys = sorted({(data.queries[q][2], d) for (ti, q), (ids, _) in lists.items() for d in ids})
+        topics = sorted({t for t, _ in keys})
+        claims = sorted({d for _, d in keys})
+        topic_tokens = dict(zip(topics, enc.encode_tokens(topics, query=True, prefix="")))
+        claim_tokens = dict(zip(claims, enc.encode_tokens([data.corpus[d] for d in claims])))
+        self.keys = keys
+        self.maps = [cp.token_map(topic_tokens[t], claim_tokens[d]) for t, d in keys]
+        self.scores = None
+
+    def fill(self, verifier):
+        raw = np.asarray(verifier.score(self.maps), dtype=np.float64)
+        self.scores = dict(zip(self.keys, (raw - raw.mean()) / (raw.std() + 1e-12)))
+
+    def score(self, ti, q, d):
+        s = float(self.scores[(self.data.queries[q][2], d)])
+        return s if self.data.queries[q][1] == "con" else -s
+
+    def stance_auc(self):
+        """P(a con claim of a topic outscores a pro claim of the same topic), over the scored pairs."""
+        by_topic = {}
+        for (first, d), s in self.scores.items():
+            topic, stance = self.data.label[d]
+            if self.data.topic_text[topic] == first:
+                by_topic.setdefault(topic, {"pro": [], "con": []})[stance].append(s)
+        wins = total = 0.0
+        for groups in by_topic.values():
+            con, pro = np.array(groups["con"]), np.array(groups["pro"])
+            if len(con) and len(pro):
+                wins += float((con[:, None] > pro[None, :]).sum() + 0.5 * (con[:, None] == pro[None, :]).sum())
+                total += len(con) * len(pro)
+        return round(wins / total, 4) if total else None
+
+
+def train_stance_verifier(cp, args, data, architecture, log):
+    """The library's train_verifier on the fitting topics' attack triples, early-stopped on the dev
+    topics' own claims (ROC-AUC of con over pro); cached in --cache by its settings."""
+    settings = {"architecture": architecture, "epochs": args.verifier_epochs, "seed": args.seed,
+                "dev_topics": args.dev_topics, "batch_size": args.verifier_batch_size, "encoder": stage1_key(args.model)}
+    key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    out = Path(args.cache) / f"verifier-{architecture}-{key}"
+    info_path = out / "study.json"
+    if info_path.exists():
+        log(f"verifier {architecture}: read from {out}")
+        return cp.MapVerifier.load(str(out)), json.loads(info_path.read_text())
+    triples = [cp.Triple(a, p, [n], g) for a, p, n, g in attack_triples(data, random.Random(args.seed))]
+    dev_pairs = [cp.LabeledPair(data.topic_text[t], data.corpus[d], data.label[d][1] == "pro")
+                 for t in data.dev_topics for d in data.claims_of[t]]
+    c0, w0 = bench.cpu_seconds(), time.time()
+    report = cp.train_verifier(str(args.model), triples, str(out), architecture=architecture,
+                               epochs=args.verifier_epochs, batch_size=args.verifier_batch_size, seed=args.seed,
+                               threads=args.threads, dev_pairs=dev_pairs, patience=2)
+    info = {"triples": len(triples), "steps": report.get("steps"), "dev_auc_by_epoch": report.get("dev_scores"),
+            "train_cpu_s": round(bench.cpu_seconds() - c0, 1), "wall_s": round(time.time() - w0, 1)}
+    info_path.write_text(json.dumps(info) + "\n")
+    log(f"verifier {architecture}: {json.dumps(info)}")
+    return cp.MapVerifier.load(str(out)), info
 
 
 class PoolScorer:
@@ -412,6 +490,10 @@ def main():
                         "with this Es (+ for attack, - for support)")
     parser.add_argument("--es-command", default="", help="the command that trained --es, recorded in its rows")
     parser.add_argument("--alphas", default="0.1,0.25,0.5,1,2", help="alpha grid of the Hoyer rows")
+    parser.add_argument("--verifiers", default="", help="also train map verifiers on stance labels: comma-separated "
+                        "architectures, of cnn (F3), transformer (F4)")
+    parser.add_argument("--verifier-epochs", type=int, default=6, help="at most (patience 2 on the dev AUC)")
+    parser.add_argument("--verifier-batch-size", type=int, default=16, help="at most the 20 fitting topics (one per batch)")
     parser.add_argument("--test", action="store_true", help="score the test topics once, for the dev-chosen row")
     parser.add_argument("--results-name", default="stance_stage_study")
     args = parser.parse_args()
@@ -421,6 +503,10 @@ def main():
     for h in heads:
         if h not in HEADS:
             raise SystemExit(f"--heads: unknown head {h!r} (expected {', '.join(HEADS)})")
+    verifiers = [a for a in args.verifiers.split(",") if a]
+    for a in verifiers:
+        if a not in ("cnn", "transformer"):
+            raise SystemExit(f"--verifiers: unknown architecture {a!r} (expected cnn, transformer)")
     depths = [int(k) for k in args.depths.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
     torch.set_num_threads(args.threads)
@@ -501,6 +587,21 @@ def main():
         torch.set_num_threads(args.threads)
         log(f"{head}: {json.dumps({k: v for k, v in info.items() if k != 'history'})}")
 
+    for architecture in verifiers:
+        verifier, info = train_stance_verifier(cp, args, data, architecture, log)
+        models[f"verifier-{architecture}"] = verifier
+        scorer = VerifierScorer(cp, data, cp.Encoder.load(str(args.model), threads=args.threads), dev_lists)
+        scorer.fill(verifier)
+        info["dev_stance_auc"] = scorer.stance_auc()
+        infos[f"verifier {architecture}"] = info
+        log(f"verifier {architecture}: dev stance AUC {info['dev_stance_auc']}")
+        for k in depths:
+            for w in weights:
+                rows.append({"configuration": f"map verifier {architecture} (stance labels), stage 1 top {k}, w {w:g}",
+                             "head": f"verifier-{architecture}", "K": k, "w": w,
+                             "dev": rerank_rankings(data, dev_lists, k, scorer.score, w),
+                             "train_cpu_s": info["train_cpu_s"], "command": command, "seed": args.seed})
+
     if args.es:
         es = cp.Encoder.load(str(args.es), threads=args.threads)
         es_topics = dict(zip(data.topic_text, es.encode(list(data.topic_text.values()), query=True, prefix="")))
@@ -517,7 +618,7 @@ def main():
                              "dev": rerank_rankings(data, dev_lists, k, lambda ti, q, d: cos_of[(ti, q, d)] + alpha * hoyer(ti, q, d), 0.0),
                              "train_cpu_s": None, "command": args.es_command or command, "seed": args.seed})
 
-    trained = [r for r in rows if r["head"] in HEADS]
+    trained = [r for r in rows if r["head"] in HEADS or str(r["head"]).startswith("verifier-")]
     chosen = max(trained, key=lambda r: (round(r["dev"]["P@R"], 6), -r["dev"]["Hard@R"])) if trained else None
     result = {"benchmark": "stance_stage_study", "set": "ibm-claim-stance", "model": Path(args.model).name,
               "dev_topics": data.dev_topics, "fit_topics": data.fit_topics, "command": command, "seed": args.seed,
@@ -528,7 +629,10 @@ def main():
         if args.test:
             test_lists = candidate_lists(data, docs, qemb, "test", chosen["K"])
             base_test = rerank_rankings(data, test_lists, 1, lambda *a: 0.0, 0.0)
-            scorer = PoolScorer(data, chosen["head"], tokens, test_lists)
+            if chosen["head"] in HEADS:
+                scorer = PoolScorer(data, chosen["head"], tokens, test_lists)
+            else:
+                scorer = VerifierScorer(cp, data, cp.Encoder.load(str(args.model), threads=args.threads), test_lists)
             scorer.fill(models[chosen["head"]])
             result["test"] = {"configuration": chosen["configuration"],
                               "test": rerank_rankings(data, test_lists, chosen["K"], scorer.score, chosen["w"]),
@@ -548,6 +652,11 @@ def markdown(result, args, infos):
              f"P + w * minmax(cos); seed {result['seed']}, {args.epochs} epochs, batch {args.batch_size}, lr "
              f"{args.lr:g} (head {args.head_lr:g}), max length {args.max_length}, early-stopped on dev P@R at K "
              f"{args.early_k} (best w). Goal (issue #30): P@R >= 0.60, Hard@R <= 0.20, Semi@R <= zero-shot's.", "",
+             *([f"Map verifier rows: the library's `train_verifier` ({args.verifiers}) over token-token cosine maps of "
+                f"the frozen encoder (topic against claim), trained on the fitting topics' (topic, con claim, pro claim) "
+                f"triples, {args.verifier_epochs} epochs at most, batch {args.verifier_batch_size}, early-stopped on the "
+                f"ROC-AUC of the dev topics' own claims (con accepted); support reads the score negated; scores "
+                f"standardised over the pool, then + w * minmax(cos).", ""] if args.verifiers else []),
              "| configuration | dev P@R | dev Hard@R | dev Semi@R | dev nDCG@10 | training CPU s | seed |",
              "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:

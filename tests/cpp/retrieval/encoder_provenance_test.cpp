@@ -25,8 +25,11 @@ namespace fs = std::filesystem;
 using index::test_support::rewrite_header;
 const std::string kBertTiny = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/bert_tiny";
 
+// Under the running test's own folder: ctest runs this binary's tests in parallel processes, and two
+// tests sharing "renamed-model" used to remove each other's copy mid-test.
 std::string scratch(const std::string& name) {
-  const std::string dir = std::string(COUNTERPOINT_BINARY_DIR) + "/provenance_test/" + name;
+  const std::string dir = std::string(COUNTERPOINT_BINARY_DIR) + "/provenance_test/" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/" + name;
   fs::remove_all(dir);
   fs::create_directories(fs::path(dir).parent_path());
   return dir;
