@@ -4,6 +4,10 @@ query vectors, same nlist / nprobe (counterpoint's rule), each side in its own c
 OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = --threads. Prints single-query p50 and batched queries/s
 per side and the ratios (faiss time / counterpoint time: above 1 = counterpoint faster).
 
+--scorer hoyer times the two-stage search instead: cos + alpha * Hoyer(Es(q) - Es(c)) over the K
+candidates (Es rows and Es queries random unit rows, float32), against faiss's top-K plus the NumPy
+float32 rerank of the gathered Es rows that peers/search_vs_faiss.py runs.
+
     .venv/bin/python benchmarks/speed/stage1_vs_faiss.py --faiss-python PY [--docs 8565] [--kinds flat,ivf]
 
 PY is a Python that imports faiss, e.g. the peer venv's (`benchmarks/peers/venv.sh` prints it; the
@@ -22,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from bench import import_counterpoint, time_batched, time_single, unit_rows  # noqa: E402
+from bench import hoyer_rerank, import_counterpoint, time_batched, time_single, unit_rows  # noqa: E402
 
 
 def vectors(docs, queries, dim, seed):
@@ -40,8 +44,26 @@ def ivf_parameters(n):
     return nlist, min(nlist, (nlist + 7) // 8)
 
 
+def sparse_vectors(docs, queries, dim, seed):
+    """Es rows and Es queries for --scorer hoyer: independent unit rows."""
+    rng = np.random.default_rng(seed + 1)
+    return unit_rows(rng, docs, dim), unit_rows(rng, queries, dim)
+
+
+def peer_two_stage(index, queries, sparse_rows, sparse_queries, k, candidates, alpha):
+    """faiss top-K, then the NumPy rerank over the gathered Es rows; ids of the k best per query."""
+    D, I = index.search(queries, candidates)
+    valid = I >= 0
+    final = hoyer_rerank(D, sparse_queries, sparse_rows[np.where(valid, I, 0)], alpha)
+    final = np.where(valid, final, -np.inf)
+    order = np.argsort(-final, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(I, order, 1)
+
+
 def side(args):
     rows, queries = vectors(args.docs, args.queries, args.dim, args.seed)
+    sparse_rows, sparse_queries = sparse_vectors(args.docs, args.queries, args.dim, args.seed)
+    hoyer = args.scorer == "hoyer"
     n = len(queries)
     out = {}
     for kind in args.kinds.split(","):
@@ -49,15 +71,22 @@ def side(args):
         start = time.process_time()
         if args.side == "library":
             cp = import_counterpoint()
-            index = cp.Index.build_from_embeddings([str(i) for i in range(len(rows))], rows, encoder_id="external@synthetic",
-                                                   kind=kind, bm25=False)
+            ids = [str(i) for i in range(len(rows))]
+            if hoyer:
+                index = cp.Index.build_from_embeddings(ids, rows, sparse_rows, encoder_id="external@synthetic",
+                                                       sparse_encoder_id="external@synthetic-Es", kind=kind, bm25=False)
+            else:
+                index = cp.Index.build_from_embeddings(ids, rows, encoder_id="external@synthetic", kind=kind, bm25=False)
             extra = {"nprobe": nprobe} if kind == "ivf" else {}
+            extra.update({"scorer": "hoyer", "alpha": args.alpha} if hoyer else {"scorer": "cosine"})
 
             def one(i, index=index, extra=extra):
-                return index.search(queries[i:i + 1], k=args.k, candidates=args.candidates, scorer="cosine", **extra)
+                more = {"sparse_queries": sparse_queries[i:i + 1]} if hoyer else {}
+                return index.search(queries[i:i + 1], k=args.k, candidates=args.candidates, **extra, **more)
 
             def batch(index=index, extra=extra):
-                return index.search(queries, k=args.k, candidates=args.candidates, scorer="cosine", **extra)
+                more = {"sparse_queries": sparse_queries} if hoyer else {}
+                return index.search(queries, k=args.k, candidates=args.candidates, **extra, **more)
 
             def top_ids(index=index, extra=extra):
                 return [[int(h.id) for h in hits] for hits in batch()]
@@ -74,9 +103,16 @@ def side(args):
             index.add(rows)
 
             def one(i, index=index):
+                if hoyer:
+                    return peer_two_stage(index, queries[i:i + 1], sparse_rows, sparse_queries[i:i + 1], args.k,
+                                          args.candidates, args.alpha)
                 return index.search(queries[i:i + 1], args.candidates)[1][:, :args.k]
 
-            def batch(index=index):
+            def batch(index=index, chunk=64):
+                if hoyer:  # in chunks, as peers/search_vs_faiss.py does (K x d floats per query)
+                    return np.concatenate([peer_two_stage(index, queries[s:s + chunk], sparse_rows,
+                                                          sparse_queries[s:s + chunk], args.k, args.candidates,
+                                                          args.alpha) for s in range(0, n, chunk)])
                 return index.search(queries, args.candidates)[1][:, :args.k]
 
             def top_ids(index=index):
@@ -109,6 +145,9 @@ def main():
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--candidates", type=int, default=100, help="stage-1 depth K")
     parser.add_argument("--kinds", default="flat,ivf")
+    parser.add_argument("--scorer", choices=["cosine", "hoyer"], default="cosine",
+                        help="hoyer: the two-stage search, cos + alpha * Hoyer over the K candidates")
+    parser.add_argument("--alpha", type=float, default=3.5, help="alpha of --scorer hoyer (sparse-default's)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20240601)
@@ -121,7 +160,7 @@ def main():
     if args.faiss_python:
         results["faiss"] = run_side(args.faiss_python, "faiss", args)
     print(f"{args.docs:,} x {args.dim} rows, {args.queries} queries, K {args.candidates}, k {args.k}, "
-          f"{args.threads} threads")
+          f"{args.threads} threads, scorer {args.scorer}" + (f" (alpha {args.alpha})" if args.scorer == "hoyer" else ""))
     for kind, lib in results["library"].items():
         line = (f"{kind}: counterpoint single p50 {lib['single']['p50_ms']:.3f} ms, batched "
                 f"{lib['batched']['queries_per_s']:,.0f} q/s ({lib['cpu_s']:.1f} CPU-s)")

@@ -439,6 +439,8 @@ SearchResult DocumentIndex::search(MatrixView queries, std::size_t k, const Sear
   SearchResult result;
   result.num_queries = nq;
   result.k = k;
+  result.scores_are_cosines =
+      st.options.normalize_dense && (st.kind == IndexKind::kFlat || st.kind == IndexKind::kIvf);
   result.scores.assign(nq * k, -std::numeric_limits<float>::infinity());
   result.slots.assign(nq * k, -1);
   if (nq == 0) return result;

@@ -253,12 +253,14 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
   if (!queries.exclude.empty()) excluded.insert(queries.exclude[q].begin(), queries.exclude[q].end());
 
   std::vector<index::Slot> dense_list, bm25_list;
+  std::vector<float> dense_scores;
   if (dense) {
-    for (std::size_t r = 0; r < dense->k; ++r) {
+    for (std::size_t r = 0; r < dense->k && dense_list.size() < options.candidates; ++r) {
       const index::Slot s = dense->slot(q, r);
-      if (s >= 0 && !excluded.count(index_->id(s))) dense_list.push_back(s);
+      if (s < 0 || (!excluded.empty() && excluded.count(index_->id(s)))) continue;
+      dense_list.push_back(s);
+      dense_scores.push_back(dense->score(q, r));
     }
-    if (dense_list.size() > options.candidates) dense_list.resize(options.candidates);
   }
   if (options.stage1 != Stage1::kDense) {
     for (const auto& hit :
@@ -270,15 +272,22 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
 
   Candidates c;
   std::unordered_map<index::Slot, std::size_t> position;
-  for (const auto* list : {&dense_list, &bm25_list}) {
-    for (index::Slot s : *list) {
-      if (position.emplace(s, c.slots.size()).second) c.slots.push_back(s);
+  if (options.stage1 == Stage1::kDense) {
+    c.slots = dense_list;  // one list: nothing to merge
+  } else {
+    for (const auto* list : {&dense_list, &bm25_list}) {
+      for (index::Slot s : *list) {
+        if (position.emplace(s, c.slots.size()).second) c.slots.push_back(s);
+      }
     }
   }
   const std::size_t n = c.slots.size();
   const std::size_t dim = index_->options().dim;
   c.cosine.assign(n, 0.0f);
-  if (n > 0 && options.stage1 != Stage1::kBm25) {
+  if (options.stage1 == Stage1::kDense && dense->scores_are_cosines) {
+    // Dense candidates of an exact scan: their scores are the cosines, so the K rows are not read again.
+    c.cosine = std::move(dense_scores);
+  } else if (n > 0 && options.stage1 != Stage1::kBm25) {
     std::vector<float> rows(n * dim);
     index_->gather_dense(c.slots.data(), n, rows.data());
     scoring::cosine_scores(MatrixView(queries.dense.row(q), 1, dim), MatrixView(rows.data(), n, dim),

@@ -53,6 +53,23 @@ void require_options(const SparsityOptions& options) {
 // stay in L1.
 constexpr std::size_t kFinishBlock = 64;
 
+// How many rows ahead of the one being scored are requested from memory. Candidates gathered
+// from a table sit at addresses the hardware prefetcher cannot guess, so without the request
+// every row of a table larger than the cache waits on its own misses (stage 2 over an ArguAna
+// index spent ~6x as long on gathered rows as on the same rows contiguous).
+constexpr std::size_t kPrefetchRows = 4;
+
+template <typename Element>
+inline void prefetch_row(const Element* row, std::size_t d) {
+#if defined(__GNUC__) || defined(__clang__)
+  const char* bytes = reinterpret_cast<const char*>(row);
+  for (std::size_t at = 0; at < d * sizeof(Element); at += 64) __builtin_prefetch(bytes + at);
+#else
+  (void)row;
+  (void)d;
+#endif
+}
+
 // Scores one query row against n candidate rows of width d (float or half); row_at(i) points
 // at candidate i, contiguous or gathered in place from a table.
 template <typename Element, typename RowAt>
@@ -61,9 +78,13 @@ void sparsity_rows(const float* q, RowAt row_at, std::size_t n, std::size_t d, c
   const NormsKernel<Element> norms_of_row = options.function == Sparsity::kKappa4 ? l2_l4 : l1_l2;
   const auto finish = kernels::selected().finish_rows;
   DifferenceNorms norms[kFinishBlock];
+  for (std::size_t i = 0; i < std::min(n, kPrefetchRows); ++i) prefetch_row(row_at(i), d);
   for (std::size_t start = 0; start < n; start += kFinishBlock) {
     const std::size_t count = std::min(kFinishBlock, n - start);
-    for (std::size_t i = 0; i < count; ++i) norms[i] = norms_of_row(q, row_at(start + i), d);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (start + i + kPrefetchRows < n) prefetch_row(row_at(start + i + kPrefetchRows), d);
+      norms[i] = norms_of_row(q, row_at(start + i), d);
+    }
     finish(norms, count, d, options, out + start);
   }
 }

@@ -86,6 +86,11 @@ struct SearchResult {
   std::size_t k = 0;
   std::vector<float> scores;  // num_queries * k
   std::vector<Slot> slots;    // num_queries * k
+  // True when the scores are the cosines of the (normalised) queries and rows, as
+  // scoring::cosine_scores gives them up to float rounding: an exact scan of normalised rows
+  // (flat, IVF-Flat). False for IVF-PQ's approximations, HNSW and unnormalised rows, whose
+  // candidates' cosines the retriever computes from the stored rows.
+  bool scores_are_cosines = false;
   Slot slot(std::size_t query, std::size_t rank) const { return slots[query * k + rank]; }
   float score(std::size_t query, std::size_t rank) const { return scores[query * k + rank]; }
 };

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/scoring/cosine.h"
 #include "counterpoint/scoring/sparsity.h"
 
 using namespace counterpoint;
@@ -288,6 +289,45 @@ TEST(Retriever, Float16EsIsScoredInPlaceAndMatchesFloat32StorageWithinTolerance)
   for (const Hit& h : by_storage[0][0]) float32_sparsity[h.id] = h.sparsity;
   for (const Hit& h : by_storage[1][0]) {
     if (float32_sparsity.count(h.id)) EXPECT_NEAR(h.sparsity, float32_sparsity[h.id], 1e-3) << h.id;
+  }
+}
+
+// A hit's cosine is the cosine of the query and the stored row whatever found it: an exact scan's
+// inner products are reused as they are, an IVF-PQ's approximations or HNSW's are recomputed.
+TEST(Retriever, HitCosinesAreTheStoredRowsCosinesOnEveryIndexKind) {
+  constexpr std::size_t kDocs = 1200, kDim = 16;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Matrix dense(kDocs, kDim), query(1, kDim);
+  for (auto* m : {&dense, &query})
+    for (float& v : m->values()) v = normal(rng);
+  std::vector<std::string> texts(kDocs), doc_ids(kDocs);
+  for (std::size_t i = 0; i < kDocs; ++i) doc_ids[i] = "d" + std::to_string(i);
+  for (const char* kind : {"flat", "hnsw", "ivf", "ivfpq"}) {
+    index::IndexOptions options;
+    options.dim = kDim;
+    options.kind = kind;
+    options.build_bm25 = false;
+    options.ivf_nlist = 8;
+    options.pq_m = 4;
+    options.pq_bits = 6;
+    auto idx = std::make_shared<index::DocumentIndex>(options);
+    idx->add(texts, doc_ids, dense);
+    EncodedQueries q;
+    q.texts = {""};
+    q.dense = query;
+    SearchOptions search;
+    search.k = 20;
+    search.candidates = 100;
+    const auto hits = Retriever(idx, nullptr).search_encoded(q, search)[0];
+    ASSERT_EQ(hits.size(), 20u) << kind;
+    for (const Hit& h : hits) {
+      float expected = 0.0f;
+      scoring::cosine_scores(query, MatrixView(idx->dense_row(h.slot), 1, kDim), &expected);
+      EXPECT_NEAR(h.cosine, expected, 1e-6) << kind << " " << h.id;
+      EXPECT_EQ(h.score, h.cosine) << kind << " " << h.id;
+    }
+    for (std::size_t i = 1; i < hits.size(); ++i) EXPECT_GE(hits[i - 1].score, hits[i].score) << kind;
   }
 }
 
