@@ -220,6 +220,14 @@ void exact_search_runs(const float* queries, std::size_t nq, const std::vector<s
   scan_queries(queries, nq, runs, d, k, live, true, distances, labels);
 }
 
+bool built_with_openmp() {
+#ifdef _OPENMP
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool ivf_flat_search(const faiss::IndexIVFFlat& ivf, const float* queries, std::size_t nq, std::size_t nprobe,
                      std::size_t k, LiveRows live, float* distances, Label* labels) {
   const auto* quantizer = dynamic_cast<const faiss::IndexFlat*>(ivf.quantizer);

@@ -56,4 +56,8 @@ void exact_search_runs(const float* queries, std::size_t nq, const std::vector<s
 bool ivf_flat_search(const faiss::IndexIVFFlat& ivf, const float* queries, std::size_t nq, std::size_t nprobe,
                      std::size_t k, LiveRows live, float* distances, Label* labels);
 
+// True when these paths were compiled with OpenMP. Without it their pragmas are ignored without a
+// word and every search, split query and batch alike, runs on one thread.
+bool built_with_openmp();
+
 }  // namespace counterpoint::index::detail

@@ -9,6 +9,7 @@
 #include <faiss/impl/IDSelector.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -127,6 +128,43 @@ TEST_P(ExactSearchTest, EqualScoresComeBackInFaissOrder) {
         EXPECT_EQ(ours.labels, theirs.labels) << "nq " << nq << " k " << k << " sgemm " << (blas_from == 1);
         EXPECT_EQ(ours.scores, theirs.scores) << "nq " << nq << " k " << k;
       }
+    }
+  }
+}
+
+TEST(ExactSearchThreads, TheSearchPathsAreBuiltWithOpenMp) {
+  // A layer built without -fopenmp still links (FAISS brings libgomp) but runs single-threaded.
+  EXPECT_TRUE(built_with_openmp());
+}
+
+// One query over enough rows to be split over the threads: FAISS's ids and order, with rows that
+// tie inside the k best (duplicated rows) and rows that tie across the cut (every score shared by
+// 600 rows).
+TEST_P(ExactSearchTest, OneQuerySplitOverThreadsKeepsFaissIdsAndOrder) {
+  {
+    const std::size_t d = 64, n = 9000;
+    std::vector<float> rows = gaussian(n * d, 21);
+    std::copy(rows.begin(), rows.begin() + 300 * d, rows.begin() + 5000 * d);  // rows 5000.. repeat rows 0..
+    ASSERT_GE(n * d, std::size_t(1) << 19) << "too few rows to be split";
+    const std::vector<float> queries = gaussian(d, 22);
+    for (std::size_t k : {std::size_t(100), std::size_t(1000), std::size_t(2000)}) {
+      const Hits theirs = faiss_flat(rows, queries, d, k, nullptr);
+      const Hits ours = ours_flat(rows, queries, d, k, nullptr, kBlasMinQueries);
+      expect_same_up_to_rounding(ours, theirs, k, "split");
+    }
+  }
+  {
+    const std::size_t d = 24, distinct = 40;
+    const std::vector<float> pattern = small_integers(distinct * d, 23);
+    std::vector<float> rows;
+    for (std::size_t copy = 0; copy < 600; ++copy) rows.insert(rows.end(), pattern.begin(), pattern.end());
+    ASSERT_GE(rows.size(), std::size_t(1) << 19) << "too few rows to be split";
+    const std::vector<float> queries = small_integers(d, 24);
+    for (std::size_t k : {std::size_t(150), std::size_t(1000), std::size_t(4321)}) {
+      const Hits theirs = faiss_flat(rows, queries, d, k, nullptr);
+      const Hits ours = ours_flat(rows, queries, d, k, nullptr, kBlasMinQueries);
+      EXPECT_EQ(ours.labels, theirs.labels) << "k " << k;
+      EXPECT_EQ(ours.scores, theirs.scores) << "k " << k;
     }
   }
 }
