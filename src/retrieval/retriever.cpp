@@ -285,8 +285,10 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
   const std::size_t dim = index_->options().dim;
   c.cosine.assign(n, 0.0f);
   if (options.stage1 == Stage1::kDense && dense->scores_are_cosines) {
-    // Dense candidates of an exact scan: their scores are the cosines, so the K rows are not read again.
+    // Dense candidates of an exact scan: their scores are the cosines, so the K rows are not read
+    // again; clamped as cosine_scores clamps them (two unit rows' float sum can pass 1 by a rounding).
     c.cosine = std::move(dense_scores);
+    for (float& cosine : c.cosine) cosine = std::clamp(cosine, -1.0f, 1.0f);
   } else if (n > 0 && options.stage1 != Stage1::kBm25) {
     std::vector<float> rows(n * dim);
     index_->gather_dense(c.slots.data(), n, rows.data());

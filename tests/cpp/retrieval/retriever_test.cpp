@@ -331,6 +331,33 @@ TEST(Retriever, HitCosinesAreTheStoredRowsCosinesOnEveryIndexKind) {
   }
 }
 
+// A document that is the query itself has cosine 1 however its unit row's products round.
+TEST(Retriever, ACosineNeverPassesOne) {
+  constexpr std::size_t kDim = 384;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  index::IndexOptions options;
+  options.dim = kDim;
+  options.build_bm25 = false;
+  auto idx = std::make_shared<index::DocumentIndex>(options);
+  Matrix dense(200, kDim);
+  for (float& v : dense.values()) v = normal(rng);
+  std::vector<std::string> doc_ids(200);
+  for (std::size_t i = 0; i < doc_ids.size(); ++i) doc_ids[i] = "d" + std::to_string(i);
+  idx->add(std::vector<std::string>(200), doc_ids, dense);
+  EncodedQueries q;
+  q.dense = Matrix(200, kDim);
+  q.dense.values() = dense.values();  // every document asked for itself
+  q.texts.assign(200, "");
+  SearchOptions search;
+  search.k = 1;
+  for (const auto& hits : Retriever(idx, nullptr).search_encoded(q, search)) {
+    ASSERT_EQ(hits.size(), 1u);
+    EXPECT_LE(hits[0].cosine, 1.0f) << hits[0].id;
+    EXPECT_GE(hits[0].cosine, 1.0f - 1e-6f) << hits[0].id;
+  }
+}
+
 // Candidates found by another store (e.g. Milvus) get the very scores, order and exclusion
 // Retriever::search gives the index's own.
 TEST(Rerank, CandidatesFoundElsewhereRankAsTheRetrieverRanksThem) {
