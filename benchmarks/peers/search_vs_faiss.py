@@ -132,14 +132,14 @@ class PeerPipeline:
     """faiss top-K by inner product over L2-normalised E, then (for Hoyer) a NumPy rerank of the K
     candidates over exported Es rows. Ties keep faiss' order (stable sort)."""
 
-    def __init__(self, faiss, index, sparse_rows, alpha):
-        self.faiss, self.index, self.S, self.alpha = faiss, index, sparse_rows, alpha
+    def __init__(self, faiss, index, sparse_rows, alpha, candidates=K_CANDIDATES):
+        self.faiss, self.index, self.S, self.alpha, self.candidates = faiss, index, sparse_rows, alpha, candidates
 
     def search(self, Q, k, scorer, QS=None, chunk=64):
         ids_out, scores_out = [], []
         for start in range(0, len(Q), chunk):
             q = Q[start:start + chunk]
-            D, I = self.index.search(q, K_CANDIDATES)
+            D, I = self.index.search(q, self.candidates)
             if scorer == "hoyer":
                 valid = I >= 0
                 final = hoyer_rerank(D, QS[start:start + chunk], self.S[np.where(valid, I, 0)], self.alpha)

@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from bench import hoyer_rerank, import_counterpoint, time_batched, time_single, unit_rows  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+from bench import import_counterpoint, time_batched, time_single, unit_rows  # noqa: E402
+from search_vs_faiss import PeerPipeline  # noqa: E402  (the peers run's faiss + NumPy pipeline)
 
 
 def vectors(docs, queries, dim, seed):
@@ -48,16 +50,6 @@ def sparse_vectors(docs, queries, dim, seed):
     """Es rows and Es queries for --scorer hoyer: independent unit rows."""
     rng = np.random.default_rng(seed + 1)
     return unit_rows(rng, docs, dim), unit_rows(rng, queries, dim)
-
-
-def peer_two_stage(index, queries, sparse_rows, sparse_queries, k, candidates, alpha):
-    """faiss top-K, then the NumPy rerank over the gathered Es rows; ids of the k best per query."""
-    D, I = index.search(queries, candidates)
-    valid = I >= 0
-    final = hoyer_rerank(D, sparse_queries, sparse_rows[np.where(valid, I, 0)], alpha)
-    final = np.where(valid, final, -np.inf)
-    order = np.argsort(-final, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(I, order, 1)
 
 
 def side(args):
@@ -102,17 +94,16 @@ def side(args):
                 index.nprobe = nprobe
             index.add(rows)
 
-            def one(i, index=index):
+            pipeline = PeerPipeline(faiss, index, sparse_rows, args.alpha, candidates=args.candidates)
+
+            def one(i, index=index, pipeline=pipeline):
                 if hoyer:
-                    return peer_two_stage(index, queries[i:i + 1], sparse_rows, sparse_queries[i:i + 1], args.k,
-                                          args.candidates, args.alpha)
+                    return pipeline.search(queries[i:i + 1], args.k, "hoyer", sparse_queries[i:i + 1])[0]
                 return index.search(queries[i:i + 1], args.candidates)[1][:, :args.k]
 
-            def batch(index=index, chunk=64):
-                if hoyer:  # in chunks, as peers/search_vs_faiss.py does (K x d floats per query)
-                    return np.concatenate([peer_two_stage(index, queries[s:s + chunk], sparse_rows,
-                                                          sparse_queries[s:s + chunk], args.k, args.candidates,
-                                                          args.alpha) for s in range(0, n, chunk)])
+            def batch(index=index, pipeline=pipeline):
+                if hoyer:  # in chunks of 64 queries, as the peers run (K x d floats per query)
+                    return pipeline.search(queries, args.k, "hoyer", sparse_queries)[0]
                 return index.search(queries, args.candidates)[1][:, :args.k]
 
             def top_ids(index=index):
