@@ -391,10 +391,17 @@ std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& qu
 
   // Queries are independent and the index is safe for concurrent reads; the first failure
   // is re-thrown once all workers stop.
+  // One query runs on the calling thread outside any parallel region: an inactive region around it
+  // (`parallel if (n > 1)`) would make stage 2's own team a nested one, started afresh on every
+  // call (4.0 ms against 0.9 ms serial for one ArguAna query at K = 1,000).
+  if (n == 1) {
+    Candidates c = stage1(queries, 0, options, use_dense ? &dense : nullptr);
+    results[0] = stage2(queries, 0, c, options, alpha, sparsity);
+    return results;
+  }
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  // One query runs on the calling thread: opening a team for it costs milliseconds on a busy machine.
-#pragma omp parallel for schedule(dynamic) if (n > 1)
+#pragma omp parallel for schedule(dynamic)
   for (std::size_t q = 0; q < n; ++q) {
     try {
       Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
