@@ -75,10 +75,13 @@ class SerialOpenMp {
   int before_;
 };
 
-// Runs `visit(batch_texts, batch_positions)` over length-sorted batches.
+// Runs `visit(pass, pass_positions)` over length-sorted batches of options.batch_size texts,
+// tokenised with `prefix` (counted into `report` when given). A batch whose padded size passes
+// options.max_batch_tokens is visited as several passes of consecutive rows, each cut to its own
+// longest text: pass_positions[i] is the caller's index of the pass's row i.
 template <typename Visit>
-void for_each_batch(const std::vector<std::string>& texts, const EncodeOptions& options,
-                    const char* operation, Visit visit) {
+void for_each_batch(const TorchTextModel& model, const std::vector<std::string>& texts, const std::string& prefix,
+                    const EncodeOptions& options, const char* operation, EncodeReport* report, Visit visit) {
   if (options.batch_size == 0) throw InvalidArgument(std::string(operation) + ": batch_size must be > 0");
   SerialOpenMp serial_openmp;
   const auto order = length_order(texts);
@@ -92,7 +95,29 @@ void for_each_batch(const std::vector<std::string>& texts, const EncodeOptions& 
       positions.push_back(order[i]);
       batch_texts.push_back(texts[order[i]]);
     }
-    visit(batch_texts, positions);
+    TokenBatch batch = model.tokenize(batch_texts, prefix);
+    if (report) {
+      report->truncated += batch.truncated;
+      report->tokens += batch.tokens;
+    }
+    const int64_t rows = batch.input_ids.size(0);
+    const int64_t width = batch.input_ids.size(1);
+    const int64_t rows_per_pass =
+        options.max_batch_tokens == 0 ? rows : std::max<int64_t>(1, int64_t(options.max_batch_tokens) / width);
+    if (rows <= rows_per_pass) {
+      visit(batch, positions);
+    } else {
+      const torch::Tensor lengths = batch.attention_mask.sum(1);
+      for (int64_t first = 0; first < rows; first += rows_per_pass) {
+        const int64_t last = std::min(rows, first + rows_per_pass);
+        const int64_t longest = std::max<int64_t>(1, lengths.slice(0, first, last).max().item<int64_t>());
+        TokenBatch pass;
+        pass.input_ids = batch.input_ids.slice(0, first, last).slice(1, 0, longest).contiguous();
+        pass.attention_mask = batch.attention_mask.slice(0, first, last).slice(1, 0, longest).contiguous();
+        const std::vector<std::size_t> pass_positions(positions.begin() + first, positions.begin() + last);
+        visit(pass, pass_positions);
+      }
+    }
     report_progress(options.progress, end, order.size(), operation);
   }
 }
@@ -258,13 +283,10 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
   const std::string& prefix = prefix_for(manifest_, options);
   c10::InferenceMode guard;
   std::lock_guard<std::mutex> lock(model_->mutex());
-  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
-                                               const std::vector<std::size_t>& positions) {
-    TokenBatch batch = model_->tokenize(batch_texts, prefix);
-    local.truncated += batch.truncated;
-    local.tokens += batch.tokens;
-    scatter_rows(model_->pooled(batch, options.normalize), positions, manifest_.name, out);
-  });
+  for_each_batch(*model_, texts, prefix, options, "encode", &local,
+                 [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
+                   scatter_rows(model_->pooled(batch, options.normalize), positions, manifest_.name, out);
+                 });
   if (report) *report = local;
   return out;
 }
@@ -274,10 +296,10 @@ Matrix Encoder::pooled_features(const std::vector<std::string>& texts, const Enc
   const std::string& prefix = prefix_for(manifest_, options);
   c10::InferenceMode guard;
   std::lock_guard<std::mutex> lock(model_->mutex());
-  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
-                                               const std::vector<std::size_t>& positions) {
-    scatter_rows(model_->pooled_features(model_->tokenize(batch_texts, prefix)), positions, manifest_.name, out);
-  });
+  for_each_batch(*model_, texts, prefix, options, "encode", nullptr,
+                 [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
+                   scatter_rows(model_->pooled_features(batch), positions, manifest_.name, out);
+                 });
   return out;
 }
 
@@ -349,9 +371,9 @@ std::pair<Matrix, Matrix> Encoder::encode_both(const Encoder& dense, const Encod
   } else {
     std::lock(dense_lock, sparse_lock);
   }
-  for_each_batch(texts, options, "encode", [&](const std::vector<std::string>& batch_texts,
-                                               const std::vector<std::size_t>& positions) {
-    const torch::Tensor features = dense.model_->pooled_features(dense.model_->tokenize(batch_texts, prefix));
+  for_each_batch(*dense.model_, texts, prefix, options, "encode", nullptr,
+                 [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
+    const torch::Tensor features = dense.model_->pooled_features(batch);
     scatter_rows(dense.model_->apply_head(features, options.normalize), positions, dense.manifest_.name, e);
     scatter_rows(sparse.model_->apply_head(features, options.normalize), positions, sparse.manifest_.name, es);
   });
@@ -366,11 +388,8 @@ std::vector<Matrix> Encoder::encode_tokens(const std::vector<std::string>& texts
   const std::string& prefix = prefix_for(manifest_, options);
   c10::InferenceMode guard;
   std::lock_guard<std::mutex> lock(model_->mutex());
-  for_each_batch(texts, options, "encode_tokens", [&](const std::vector<std::string>& batch_texts,
-                                                      const std::vector<std::size_t>& positions) {
-    TokenBatch batch = model_->tokenize(batch_texts, prefix);
-    local.truncated += batch.truncated;
-    local.tokens += batch.tokens;
+  for_each_batch(*model_, texts, prefix, options, "encode_tokens", &local,
+                 [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
     torch::Tensor states = model_->token_states(batch).to(torch::kFloat32);
     states = torch::nn::functional::normalize(
         states, torch::nn::functional::NormalizeFuncOptions().p(2).dim(2).eps(1e-12));

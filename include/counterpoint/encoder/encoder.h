@@ -33,7 +33,15 @@ struct EncoderConfig {
 };
 
 struct EncodeOptions {
+  // Texts per batch, as in sentence-transformers' encode(batch_size=...).
   std::size_t batch_size = 32;
+  // Padded tokens (texts x the batch's longest) one forward pass holds at most; a batch of long
+  // texts runs as several passes, each padded to its own longest. Rows are the same either way.
+  // Why a cap: attention keeps texts x heads x length^2 floats per layer; at 32 x 256 tokens that
+  // is 100 MB a layer, allocated and page-faulted afresh on every pass and far out of cache.
+  // all-minilm-l6-v2 on ArguAna's arguments (256 tokens, 2 threads): 12-14.5 texts/s in passes
+  // of 32, 16-20 in passes of 4-8 (benchmarks/README.md). 0 = no cap.
+  std::size_t max_batch_tokens = 2048;
   TextRole role = TextRole::kDocument;
   // When set, replaces the manifest's prefix for this call (e.g. a stance instruction).
   const std::string* prefix_override = nullptr;

@@ -112,6 +112,42 @@ TEST(BertEncoder, PaddingInALargerBatchLeavesEmbeddingsUnchanged) {
   }
 }
 
+// A batch over max_batch_tokens runs as several passes, each cut to its own longest text: every
+// row still lands at its text's position with the reference embedding, the report counts what
+// one pass counts, and token states keep every token of every text.
+TEST(BertEncoder, ABatchOverTheTokenCapRunsInPassesWithTheSameRows) {
+  const auto sentences = expected_sentences();
+  auto texts = texts_of(sentences);
+  texts.push_back(texts[0] + " " + texts[1] + " " + texts[2]);  // the longest, so passes differ in width
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  EncodeOptions one_pass;
+  one_pass.max_batch_tokens = 0;
+  EncodeReport whole_report;
+  const Matrix whole = encoder->encode(texts, one_pass, &whole_report);
+  const auto whole_tokens = encoder->encode_tokens(texts, one_pass);
+  for (const std::size_t cap : {std::size_t(1), std::size_t(12), std::size_t(40)}) {
+    EncodeOptions capped;
+    capped.max_batch_tokens = cap;
+    EncodeReport report;
+    const Matrix rows = encoder->encode(texts, capped, &report);
+    EXPECT_EQ(report.tokens, whole_report.tokens) << "cap " << cap;
+    EXPECT_EQ(report.truncated, whole_report.truncated) << "cap " << cap;
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      for (std::size_t c = 0; c < 32; ++c) {
+        ASSERT_NEAR(rows.row(i)[c], whole.row(i)[c], 1e-5) << "cap " << cap << " text " << i;
+        if (i < sentences.size()) ASSERT_NEAR(rows.row(i)[c], sentences[i].embedding[c], 1e-4);
+      }
+    }
+    const auto tokens = encoder->encode_tokens(texts, capped);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+      ASSERT_EQ(tokens[i].rows(), whole_tokens[i].rows()) << "cap " << cap << " text " << i;
+      for (std::size_t r = 0; r < tokens[i].rows(); ++r) {
+        for (std::size_t c = 0; c < 32; ++c) ASSERT_NEAR(tokens[i].row(r)[c], whole_tokens[i].row(r)[c], 1e-5);
+      }
+    }
+  }
+}
+
 TEST(BertEncoder, FirstTokenStateIsTheClsEmbedding) {
   const auto sentences = expected_sentences();
   const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
