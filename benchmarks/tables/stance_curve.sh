@@ -7,23 +7,31 @@
 # test once for the configuration dev chooses.
 #
 #   benchmarks/tables/stance_curve.sh [--model NAME] [--data DIR] [--train-qrels FILE] [--dev-topics 5]
-#       [--points "1000x1 2000x1 4000x1 1000x2 2000x2"] [--curricula "mixed homogeneous"]
+#       [--points "1000x1 2000x1 4000x1 1000x2 2000x2"]
+#       [--curricula "mixed homogeneous inverted@2000x1,1000x2 inverted-both@2000x1,1000x2"]
 #
-# Each point is TRIPLESxEPOCHS, trained under each curriculum.
+# Each point is TRIPLESxEPOCHS, trained under each curriculum; CURRICULUM@P1,P2 trains that curriculum
+# at those points only (the inverted curricula cost 1.5-2x the triples: every drawn positive with an
+# inversion adds one, and inverted-both every hard negative with one as well).
 #
 # Writes benchmarks/results/stance_curve.md / .json (stance_curve_<model>.* for a model other than
 # use-lite-en); models and indexes are cached in benchmarks/results/tmp/, so a longer curve reuses
 # the points already trained.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-TRAIN_QRELS="" MODEL=use-lite-en DEV_TOPICS=5 POINTS="1000x1 2000x1 4000x1 1000x2 2000x2" CURRICULA="mixed homogeneous"
+TRAIN_QRELS="" MODEL=use-lite-en DEV_TOPICS=5 POINTS="1000x1 2000x1 4000x1 1000x2 2000x2"
+CURRICULA="mixed homogeneous inverted@2000x1,1000x2 inverted-both@2000x1,1000x2"
 parse_options --model MODEL --train-qrels TRAIN_QRELS --dev-topics DEV_TOPICS --points POINTS --curricula CURRICULA \
   -- "$@"
 SET="$DATA/ibm-claim-stance"
 TRAIN_QRELS="${TRAIN_QRELS:-$SET/qrels/train.tsv}"
 require_file "$TRAIN_QRELS" "training qrels"
-for p in $POINTS; do
-  [[ "$p" =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "--points takes TRIPLESxEPOCHS, e.g. 2000x1, got '$p'" >&2; exit 2; }
+# points_of SPEC: the points a --curricula entry trains at (its own after '@', else --points).
+points_of() { if [[ "$1" == *@* ]]; then local p="${1#*@}"; echo "${p//,/ }"; else echo "$POINTS"; fi; }
+for spec in $CURRICULA; do
+  for p in $(points_of "$spec"); do
+    [[ "$p" =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "points are TRIPLESxEPOCHS, e.g. 2000x1, got '$p'" >&2; exit 2; }
+  done
 done
 
 model_names stance_curve
@@ -50,8 +58,9 @@ point() {
 
 point "zero-shot $MODEL" "$MODEL" 0 0
 training=()
-for curriculum in $CURRICULA; do
-  for p in $POINTS; do
+for spec in $CURRICULA; do
+  curriculum="${spec%%@*}"
+  for p in $(points_of "$spec"); do
     count="${p%x*}" epochs="${p#*x}"
     dir="$CACHE/models/${PREFIX}stance-cl-$curriculum-n$count-e$epochs-dev$DEV_TOPICS"
     # The 1-epoch models are stance_table.sh's own (same name, same command).

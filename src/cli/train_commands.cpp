@@ -28,7 +28,8 @@ void add_source_options(CLI::App& cmd, training::TripleSource& s) {
   cmd.add_option("--triples", s.triple_files, "anchor<TAB>positive<TAB>negative[<TAB>group] files");
   cmd.add_option("--negatives", s.negatives_per_anchor, "Hard negatives per ArguAna anchor (same debate and side)");
   add_name_option(cmd, "--curriculum", s.curriculum, training::parse_stance_curriculum,
-                  "Stance curriculum: homogeneous, mixed or inverted (mixed plus inverted positives as negatives)");
+                  "Stance curriculum: homogeneous, mixed, inverted (mixed plus inverted positives as negatives) or "
+                  "inverted-both (also inverted hard negatives as positives)");
   cmd.add_option("--stance-count", s.stance_count, "Stance triples to draw");
 }
 

@@ -184,7 +184,9 @@ StanceCurriculum parse_stance_curriculum(const std::string& name) {
   if (name == "homogeneous") return StanceCurriculum::kHomogeneous;
   if (name == "mixed") return StanceCurriculum::kMixed;
   if (name == "inverted") return StanceCurriculum::kInverted;
-  throw InvalidArgument("unknown stance curriculum '" + name + "' (expected homogeneous, mixed or inverted)");
+  if (name == "inverted-both") return StanceCurriculum::kInvertedBoth;
+  throw InvalidArgument("unknown stance curriculum '" + name +
+                        "' (expected homogeneous, mixed, inverted or inverted-both)");
 }
 
 std::string to_string(StanceCurriculum curriculum) {
@@ -192,6 +194,7 @@ std::string to_string(StanceCurriculum curriculum) {
     case StanceCurriculum::kHomogeneous: return "homogeneous";
     case StanceCurriculum::kMixed: return "mixed";
     case StanceCurriculum::kInverted: return "inverted";
+    case StanceCurriculum::kInvertedBoth: return "inverted-both";
   }
   throw InvalidArgument("to_string: unknown StanceCurriculum value " + std::to_string(static_cast<int>(curriculum)));
 }
@@ -268,7 +271,9 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
 
   // Built before the draws, so that a missing WordNet fails before any work.
   std::optional<text::Inverter> inverter;
-  if (options.curriculum == StanceCurriculum::kInverted) inverter.emplace();
+  const bool both_directions = options.curriculum == StanceCurriculum::kInvertedBoth;
+  if (options.curriculum == StanceCurriculum::kInverted || both_directions) inverter.emplace();
+  std::vector<bool> hard_negative;  // per drawn triple: its negative is same topic, other stance
   std::mt19937_64 rng(options.seed);
   std::vector<Triple> triples;
   triples.reserve(options.count);
@@ -281,14 +286,17 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
     const int kind = options.curriculum == StanceCurriculum::kHomogeneous ? 0 : int(i % 3);
     std::string negative;
     const auto& hard = claims[{q.topic_id, opposite(q.stance)}];
-    if (kind == 0 && !hard.empty()) negative = hard[pick(rng, hard.size())];
+    hard_negative.push_back(kind == 0 && !hard.empty());
+    if (hard_negative.back()) negative = hard[pick(rng, hard.size())];
     else if (kind == 1) negative = other_topic_claim(q.topic_id, q.stance, rng);
     else negative = other_topic_claim(q.topic_id, opposite(q.stance), rng);
     t.negatives.push_back(text_of(texts, negative, metadata_path));
     t.group = q.topic_id;
     triples.push_back(std::move(t));
   }
-  if (inverter) add_inverted_negatives(triples, *inverter, InvertedText::kPositive);
+  if (inverter) {
+    add_inverted_negatives(triples, *inverter, InvertedText::kPositive, both_directions ? &hard_negative : nullptr);
+  }
   return triples;
 }
 
@@ -433,25 +441,42 @@ std::size_t remove_triples_mentioning(std::vector<Triple>& triples,
 }
 
 std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter,
-                                   InvertedText which) {
+                                   InvertedText which, const std::vector<bool>* flip_negatives) {
+  if (flip_negatives && flip_negatives->size() != triples.size()) {
+    throw InvalidArgument("add_inverted_negatives: " + std::to_string(flip_negatives->size()) + " flags for " +
+                          std::to_string(triples.size()) + " triples");
+  }
   std::map<std::string, std::optional<std::string>> inversions;  // edited text -> its edit
+  const auto inversion_of = [&](const std::string& text) -> const std::optional<std::string>& {
+    auto [it, fresh] = inversions.try_emplace(text);
+    if (fresh) {
+      if (auto inversion = inverter.invert(text)) it->second = std::move(inversion->text);
+    }
+    return it->second;
+  };
   std::vector<Triple> out;
   out.reserve(triples.size() * 2);
   std::size_t added = 0;
-  for (Triple& t : triples) {
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    Triple& t = triples[i];
     if (t.negatives.size() != 1) {
       throw InvalidArgument("add_inverted_negatives: triples need exactly one negative, found " +
                             std::to_string(t.negatives.size()));
     }
-    const std::string& source = which == InvertedText::kAnchor ? t.anchor : t.positive;
-    auto [it, fresh] = inversions.try_emplace(source);
-    if (fresh) {
-      if (auto inversion = inverter.invert(source)) it->second = std::move(inversion->text);
-    }
+    const std::optional<std::string> edit = inversion_of(which == InvertedText::kAnchor ? t.anchor : t.positive);
+    const std::optional<std::string> flipped =
+        flip_negatives && (*flip_negatives)[i] ? inversion_of(t.negatives[0]) : std::nullopt;
     out.push_back(std::move(t));
-    if (it->second) {
-      Triple copy = out.back();
-      copy.negatives.assign(1, *it->second);
+    const Triple& original = out.back();
+    if (edit) {
+      Triple copy = original;
+      copy.negatives.assign(1, *edit);
+      out.push_back(std::move(copy));
+      ++added;
+    }
+    if (flipped) {
+      Triple copy = out[out.size() - (edit ? 2 : 1)];
+      copy.positive = *flipped;
       out.push_back(std::move(copy));
       ++added;
     }

@@ -70,8 +70,12 @@ enum class StanceCurriculum {
   // text::Inverter (stance edit order): same words and topic, the other stance. Positives no
   // edit applies to get no copy, so the set holds count + (invertible triples) triples.
   kInverted,
+  // Both directions: the inverted triples, and after each triple whose negative is a hard one
+  // (same topic, other stance) that an edit applies to, a copy whose positive is that edit (the
+  // asked stance in the hard claim's words) and whose negative is the hard claim itself.
+  kInvertedBoth,
 };
-// "homogeneous", "mixed", "inverted"
+// "homogeneous", "mixed", "inverted", "inverted-both"
 StanceCurriculum parse_stance_curriculum(const std::string& name);
 std::string to_string(StanceCurriculum curriculum);
 
@@ -97,8 +101,12 @@ enum class InvertedText { kAnchor, kPositive };
 // that edit: structure-targeted near-misses of the anchor ("A man is cutting a tomato" -> "A
 // tomato is cutting a man") for verifiers, the positive's stance inversion for the inverted
 // curriculum. Triples must have one negative each. Returns how many copies were added.
+// With `flip_negatives` (one flag per triple given), a flagged triple whose negative an edit
+// applies to is also followed by a copy whose positive is that edit and whose negative is the
+// original negative: a hard stance negative inverted argues the asked stance. Counted too.
 std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inverter& inverter,
-                                   InvertedText which = InvertedText::kAnchor);
+                                   InvertedText which = InvertedText::kAnchor,
+                                   const std::vector<bool>* flip_negatives = nullptr);
 
 // Lines anchor<TAB>positive<TAB>negative[<TAB>group], no header. A line with another field
 // count or an empty anchor/positive/negative throws CorruptFile "file:line: ...".

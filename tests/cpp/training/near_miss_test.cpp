@@ -115,5 +115,31 @@ TEST(NearMiss, InvertedNegativesFollowEachEditableTripleAndKeepItsGroup) {
   EXPECT_THROW(add_inverted_negatives(two_negatives, inverter), InvalidArgument);
 }
 
+// The stance curriculum's second direction: a flagged (hard) negative that inverts becomes the
+// positive of a copy whose negative is the hard claim itself; unflagged negatives stay as they are.
+TEST(NearMiss, FlaggedNegativesInvertedBecomePositivesOfACopy) {
+  std::vector<Triple> triples = {
+      {"Find an argument attacking the claim: games are good", "Games are harmful.", {"Games are useful."}, "t1"},
+      {"Find an argument attacking the claim: games are good", "Games are harmful.", {"Taxes are useful."}, "t1"},
+      {"Find an argument supporting the claim: games are good", "!!!", {"Games are harmful."}, "t1"}};
+  const text::Inverter inverter;
+  const std::vector<bool> hard = {true, false, true};
+  EXPECT_EQ(add_inverted_negatives(triples, inverter, InvertedText::kPositive, &hard), 4u);
+  ASSERT_EQ(triples.size(), 7u);
+  const auto row = [&](std::size_t i) {
+    return triples[i].positive + " | " + triples[i].negatives.at(0) + " | " + triples[i].group;
+  };
+  EXPECT_EQ(row(0), "Games are harmful. | Games are useful. | t1");
+  EXPECT_EQ(row(1), "Games are harmful. | Games are harmless. | t1");  // the positive inverted, as "inverted"
+  EXPECT_EQ(row(2), "Games are useless. | Games are useful. | t1");    // the hard negative inverted: a positive
+  EXPECT_EQ(row(3), "Games are harmful. | Taxes are useful. | t1");
+  EXPECT_EQ(row(4), "Games are harmful. | Games are harmless. | t1");  // not flagged: no second copy
+  EXPECT_EQ(row(5), "!!! | Games are harmful. | t1");                  // nothing in "!!!" to invert
+  EXPECT_EQ(row(6), "Games are harmless. | Games are harmful. | t1");
+  EXPECT_EQ(triples[6].anchor, "Find an argument supporting the claim: games are good");
+  const std::vector<bool> wrong_count = {true};
+  EXPECT_THROW(add_inverted_negatives(triples, inverter, InvertedText::kPositive, &wrong_count), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace counterpoint::training

@@ -244,13 +244,17 @@ TEST(ClaimStanceTriples, CurriculaDrawTheRequestedNegativeKinds) {
                                                StanceTripleOptions{StanceCurriculum::kMixed, 300})));
 }
 
+// 300 triples of the training topics under `curriculum` (seeded, so two calls draw the same).
+std::vector<Triple> training_topic_triples(StanceCurriculum curriculum) {
+  const std::string dir = kData + "/ibm-claim-stance";
+  return claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
+                              StanceTripleOptions{curriculum, 300});
+}
+
 TEST(ClaimStanceTriples, InvertedCurriculumIsTheMixedOneWithEachInvertiblePositiveAsAnExtraNegative) {
   REQUIRE_DATA("ibm-claim-stance");
-  const std::string dir = kData + "/ibm-claim-stance";
-  const auto mixed = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
-                                          StanceTripleOptions{StanceCurriculum::kMixed, 300});
-  const auto inverted = claim_stance_triples(dir, dir + "/qrels/train.tsv", dir + "/metadata.jsonl",
-                                             StanceTripleOptions{StanceCurriculum::kInverted, 300});
+  const auto mixed = training_topic_triples(StanceCurriculum::kMixed);
+  const auto inverted = training_topic_triples(StanceCurriculum::kInverted);
   const text::Inverter inverter;
   std::size_t next = 0, copies = 0;
   for (const Triple& t : mixed) {
@@ -269,6 +273,37 @@ TEST(ClaimStanceTriples, InvertedCurriculumIsTheMixedOneWithEachInvertiblePositi
   EXPECT_EQ(next, inverted.size());
   EXPECT_GT(copies, 240u) << "most claims take one of the stance edits";
   EXPECT_EQ(parse_stance_curriculum("inverted"), StanceCurriculum::kInverted);
+}
+
+TEST(ClaimStanceTriples, InvertedBothAddsEachInvertibleHardNegativeAsAPositive) {
+  REQUIRE_DATA("ibm-claim-stance");
+  const auto mixed = training_topic_triples(StanceCurriculum::kMixed);
+  const auto both = training_topic_triples(StanceCurriculum::kInvertedBoth);
+  const text::Inverter inverter;
+  std::size_t next = 0, flipped = 0;
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    const Triple& t = mixed[i];
+    ASSERT_LT(next, both.size());
+    EXPECT_TRUE(same({t}, {both[next++]})) << "each drawn triple, in order";
+    if (const auto positive_edit = inverter.invert(t.positive)) {
+      ASSERT_LT(next, both.size());
+      EXPECT_THAT(both[next++].negatives, ::testing::ElementsAre(positive_edit->text)) << "then the inverted copy";
+    }
+    if (i % 3 != 0) continue;  // the mixed curriculum's hard negatives are every third draw
+    const auto negative_edit = inverter.invert(t.negatives.at(0));
+    if (!negative_edit) continue;
+    ASSERT_LT(next, both.size());
+    const Triple& copy = both[next++];
+    EXPECT_EQ(copy.anchor, t.anchor);
+    EXPECT_EQ(copy.positive, negative_edit->text);
+    EXPECT_EQ(copy.negatives, t.negatives);
+    EXPECT_EQ(copy.group, t.group);
+    ++flipped;
+  }
+  EXPECT_EQ(next, both.size());
+  EXPECT_GT(flipped, 80u) << "most of the 100 hard negatives take one of the stance edits";
+  EXPECT_EQ(parse_stance_curriculum("inverted-both"), StanceCurriculum::kInvertedBoth);
+  EXPECT_EQ(to_string(StanceCurriculum::kInvertedBoth), "inverted-both");
 }
 
 }  // namespace
