@@ -44,13 +44,14 @@ def library_encode(spec):
     except ValueError as error:
         out["int8"] = f"not available: {error}"
     out["speed"] = timed_encoding(lambda texts: dense.encode(texts, batch_size=32), spec, "lib")
-    # The vectors both sides' searches use (E and Es of corpus and queries), and the peer's Es.
+    # The vectors both sides' searches use (E and Es of corpus and queries), and the peer's Es: one
+    # network pass for both, as the library indexes (Es is a head over E's network).
     for name in spec["sets"]:
         for part in ("docs", "queries"):
             texts = load_json(work / f"{name}_{part}.json")["texts"]
-            is_query = part == "queries"
-            np.save(work / f"lib_{name}_{part}_E.npy", dense.encode(texts, batch_size=32, query=is_query))
-            np.save(work / f"lib_{name}_{part}_Es.npy", sparse.encode(texts, batch_size=32, query=is_query))
+            rows_e, rows_es = dense.encode_both(sparse, texts, batch_size=32, query=part == "queries")
+            np.save(work / f"lib_{name}_{part}_E.npy", rows_e)
+            np.save(work / f"lib_{name}_{part}_Es.npy", rows_es)
     return out
 
 
