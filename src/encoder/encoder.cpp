@@ -111,11 +111,8 @@ void for_each_batch(const TorchTextModel& model, const std::vector<std::string>&
       for (int64_t first = 0; first < rows; first += rows_per_pass) {
         const int64_t last = std::min(rows, first + rows_per_pass);
         const int64_t longest = std::max<int64_t>(1, lengths.slice(0, first, last).max().item<int64_t>());
-        TokenBatch pass;
-        pass.input_ids = batch.input_ids.slice(0, first, last).slice(1, 0, longest).contiguous();
-        pass.attention_mask = batch.attention_mask.slice(0, first, last).slice(1, 0, longest).contiguous();
         const std::vector<std::size_t> pass_positions(positions.begin() + first, positions.begin() + last);
-        visit(pass, pass_positions);
+        visit(select_rows(batch, torch::arange(first, last, torch::kInt64), longest), pass_positions);
       }
     }
     report_progress(options.progress, end, order.size(), operation);

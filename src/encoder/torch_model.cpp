@@ -164,6 +164,13 @@ void TorchTextModel::set_head(torch::Tensor head) {
   head_ = std::move(head);
 }
 
+TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width) {
+  TokenBatch part;
+  part.input_ids = batch.input_ids.index_select(0, rows).narrow(1, 0, width).contiguous();
+  part.attention_mask = batch.attention_mask.index_select(0, rows).narrow(1, 0, width).contiguous();
+  return part;
+}
+
 TokenBatch TorchTextModel::tokenize(const std::vector<std::string>& texts, const std::string& prefix) const {
   std::vector<Encoding> encodings;
   encodings.reserve(texts.size());

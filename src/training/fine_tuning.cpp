@@ -200,11 +200,7 @@ torch::Tensor pooled_in_length_chunks(TorchTextModel& model, const TokenBatch& b
   std::vector<int64_t> inverse(std::size_t(batch.input_ids.size(0)));
   int64_t sorted_row = 0;
   for (const LengthChunk& part : plan) {
-    const torch::Tensor rows = torch::tensor(part.rows);
-    TokenBatch cut;
-    cut.input_ids = batch.input_ids.index_select(0, rows).narrow(1, 0, part.longest).contiguous();
-    cut.attention_mask = batch.attention_mask.index_select(0, rows).narrow(1, 0, part.longest).contiguous();
-    parts.push_back(model.pooled(cut, true));
+    parts.push_back(model.pooled(select_rows(batch, torch::tensor(part.rows), part.longest), true));
     for (int64_t row : part.rows) inverse[std::size_t(row)] = sorted_row++;
   }
   // Back to the batch's order: batch row r is row inverse[r] of the chunks' concatenation.

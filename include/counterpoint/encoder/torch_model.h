@@ -26,6 +26,10 @@ struct TokenBatch {
   std::size_t tokens = 0;
 };
 
+// Rows `rows` (int64 indices) of `batch`, cut to the first `width` positions: a smaller pass padded
+// to its own longest when `width` is that longest. truncated and tokens stay with the whole batch.
+TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width);
+
 class TorchTextModel {
  public:
   TorchTextModel(const std::string& model_dir, const ModelManifest& manifest, bool int8);
