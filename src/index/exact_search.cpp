@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -73,7 +74,7 @@ class TopK {
   faiss::ReservoirTopN<Heap> top_;
 };
 
-// Rows scored per kernel call on one query: their scores stay in L1 (16 KB).
+// The largest piece of rows one thread scores per kernel call when a query is split over threads.
 constexpr std::size_t kBlockRows = 4096;
 // sgemm blocks: queries x rows scored per call (FAISS uses 4096 x 1024); 1024 rows of width 384
 // are 1.5 MB, so a block of rows stays in L2/L3 while every query of the block reads it.
@@ -92,21 +93,6 @@ void offer(const float* scores, std::size_t n, const RowRun& run, std::size_t st
     top.add(scores[j], label);
     threshold = top.threshold();
   }
-}
-
-// One query over its runs on one thread, a block of rows at a time.
-void scan_query(const float* q, const std::vector<RowRun>& runs, std::size_t d, std::size_t k, LiveRows live,
-                bool heap_only, float* heap_scores, Label* heap_labels, std::vector<float>& scratch) {
-  TopK top(k, heap_only, heap_scores, heap_labels);
-  scratch.resize(kBlockRows);
-  for (const RowRun& run : runs) {
-    for (std::size_t start = 0; start < run.count; start += kBlockRows) {
-      const std::size_t n = std::min(kBlockRows, run.count - start);
-      scoring::inner_products(q, run.rows + start * d, n, d, scratch.data());
-      offer(scratch.data(), n, run, start, live, top);
-    }
-  }
-  top.finish();
 }
 
 // Fewer queries than threads (one query, typically): the rows are scored by all threads into one
@@ -153,22 +139,93 @@ void scan_split(const float* queries, std::size_t nq, const std::vector<std::vec
   }
 }
 
+// A batch of queries (at least one per thread) over their runs, run-major: each run of rows is
+// read once for every query of the batch that scans it, a tile of rows at a time while the tile
+// sits in L2, instead of once per query. An IVF batch probes each list for many queries (100
+// queries, nprobe 125 of 1,000 lists: about 12 each), and reading the probed lists from memory is
+// what bounds a query-by-query scan. Each query's scores land in its own buffer in its own run
+// order, and its heap then takes them in that order, so the results are those of scanning query by query.
+// Queries are taken in blocks whose buffers hold at most `batch_scores` scores (or one query).
+constexpr std::size_t kTileRows = 128;  // 128 rows of width 384: 192 KB
+
+void scan_batch(const float* queries, std::size_t nq, const std::vector<std::vector<RowRun>>& runs, std::size_t d,
+                std::size_t k, LiveRows live, bool heap_only, float* distances, Label* labels,
+                std::size_t batch_scores) {
+  const auto runs_of = [&](std::size_t qi) -> const std::vector<RowRun>& { return runs.size() == 1 ? runs[0] : runs[qi]; };
+  // Where query qi's scores for its run r start in the block's buffer, by run: every query that
+  // scans the same rows, with its offset.
+  struct Scan {
+    const float* rows;
+    std::size_t count, query, offset;
+  };
+  struct Tile {
+    std::size_t first_scan, scans, start, count;
+  };
+  std::vector<float> buffer;
+  std::vector<std::size_t> first_offset;
+  std::vector<Scan> scans;
+  std::vector<Tile> tiles;
+  for (std::size_t q0 = 0; q0 < nq;) {
+    std::size_t q1 = q0, total = 0;
+    first_offset.clear();
+    scans.clear();
+    while (q1 < nq) {
+      std::size_t mine = 0;
+      for (const RowRun& run : runs_of(q1)) mine += run.count;
+      if (q1 > q0 && total + mine > batch_scores) break;
+      first_offset.push_back(total);
+      for (const RowRun& run : runs_of(q1)) {
+        scans.push_back({run.rows, run.count, q1, total});
+        total += run.count;
+      }
+      ++q1;
+    }
+    // Scans of the same rows side by side (stable: a run's queries stay in query order).
+    std::stable_sort(scans.begin(), scans.end(), [](const Scan& a, const Scan& b) {
+      return a.rows != b.rows ? std::less<const float*>()(a.rows, b.rows) : a.count < b.count;
+    });
+    tiles.clear();
+    for (std::size_t s = 0; s < scans.size();) {
+      std::size_t e = s + 1;
+      while (e < scans.size() && scans[e].rows == scans[s].rows && scans[e].count == scans[s].count) ++e;
+      for (std::size_t start = 0; start < scans[s].count; start += kTileRows) {
+        tiles.push_back({s, e - s, start, std::min(kTileRows, scans[s].count - start)});
+      }
+      s = e;
+    }
+    buffer.resize(total);
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t t = 0; t < std::int64_t(tiles.size()); ++t) {
+      const Tile& tile = tiles[std::size_t(t)];
+      for (std::size_t s = tile.first_scan; s < tile.first_scan + tile.scans; ++s) {
+        const Scan& scan = scans[s];
+        scoring::inner_products(queries + scan.query * d, scan.rows + tile.start * d, tile.count, d,
+                                buffer.data() + scan.offset + tile.start);
+      }
+    }
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t qi = std::int64_t(q0); qi < std::int64_t(q1); ++qi) {
+      const auto i = std::size_t(qi);
+      TopK top(k, heap_only, distances + i * k, labels + i * k);
+      const float* scores = buffer.data() + first_offset[i - q0];
+      for (const RowRun& run : runs_of(i)) {
+        offer(scores, run.count, run, 0, live, top);
+        scores += run.count;
+      }
+      top.finish();
+    }
+    q0 = q1;
+  }
+}
+
 void scan_queries(const float* queries, std::size_t nq, const std::vector<std::vector<RowRun>>& runs, std::size_t d,
-                  std::size_t k, LiveRows live, bool heap_only, float* distances, Label* labels) {
+                  std::size_t k, LiveRows live, bool heap_only, float* distances, Label* labels,
+                  std::size_t batch_scores = kBatchScores) {
   if (nq < std::size_t(omp_get_max_threads())) {
     scan_split(queries, nq, runs, d, k, live, heap_only, distances, labels);
     return;
   }
-#pragma omp parallel
-  {
-    std::vector<float> scratch;
-#pragma omp for schedule(dynamic)
-    for (std::int64_t qi = 0; qi < std::int64_t(nq); ++qi) {
-      const auto i = std::size_t(qi);
-      scan_query(queries + i * d, runs.size() == 1 ? runs[0] : runs[i], d, k, live, heap_only, distances + i * k,
-                 labels + i * k, scratch);
-    }
-  }
+  scan_batch(queries, nq, runs, d, k, live, heap_only, distances, labels, batch_scores);
 }
 
 // A batch: sgemm scores a block of queries against a block of rows, then each query's heap takes
@@ -217,13 +274,14 @@ void exact_search(const float* queries, std::size_t nq, const float* rows, std::
 }
 
 void exact_search_runs(const float* queries, std::size_t nq, const std::vector<std::vector<RowRun>>& runs,
-                       std::size_t d, std::size_t k, LiveRows live, float* distances, Label* labels) {
+                       std::size_t d, std::size_t k, LiveRows live, float* distances, Label* labels,
+                       std::size_t batch_scores) {
   if (runs.size() != nq) {
     throw InvalidArgument("exact_search_runs: " + std::to_string(runs.size()) + " lists of runs for " +
                           std::to_string(nq) + " queries");
   }
   if (nq == 0) return;
-  scan_queries(queries, nq, runs, d, k, live, true, distances, labels);
+  scan_queries(queries, nq, runs, d, k, live, true, distances, labels, batch_scores);
 }
 
 bool built_with_openmp() {

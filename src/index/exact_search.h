@@ -46,9 +46,14 @@ void exact_search(const float* queries, std::size_t nq, const float* rows, std::
                   std::size_t k, LiveRows live, float* distances, Label* labels,
                   std::size_t blas_min_queries = kBlasMinQueries);
 
-// The same over a list of row runs per query (IVF-Flat: the probed lists, nearest first).
+// The same over a list of row runs per query (IVF-Flat: the probed lists, nearest first). A batch
+// of at least one query per thread reads each run once for all its queries that scan it, in
+// blocks of queries whose scores fit `batch_scores` floats (64 MB); the results are those of
+// scanning query by query.
+constexpr std::size_t kBatchScores = std::size_t(1) << 24;
 void exact_search_runs(const float* queries, std::size_t nq, const std::vector<std::vector<RowRun>>& runs,
-                       std::size_t d, std::size_t k, LiveRows live, float* distances, Label* labels);
+                       std::size_t d, std::size_t k, LiveRows live, float* distances, Label* labels,
+                       std::size_t batch_scores = kBatchScores);
 
 // IndexIVFFlat's search on these paths: the `nprobe` lists nearest the query (an exact search of
 // its flat quantizer), then their rows in that order. False, and nothing written, when `ivf` does

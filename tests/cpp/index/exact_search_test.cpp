@@ -231,6 +231,42 @@ TEST_P(ExactSearchTest, IvfFlatMatchesFaissWithTheSameProbes) {
   }
 }
 
+// A batch reads each shared run once for all its queries; each query must still get exactly what
+// it gets alone: the same scores bit for bit (the same kernel per row) and the same ids in the same
+// order, with queries that share some runs and not others, runs listed in different orders, a
+// removed-rows filter, and blocks of queries cut small enough that a batch takes several.
+TEST_P(ExactSearchTest, ABatchOverSharedRunsGivesEachQueryWhatItGetsAlone) {
+  const std::size_t d = 24, lists = 6, per_list = 300, nq = 9, k = 40;
+  const std::vector<float> rows = gaussian(lists * per_list * d, 11);
+  std::vector<Label> ids(lists * per_list);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = Label(7 * i + 3);
+  std::vector<std::uint8_t> live((7 * ids.size() + 10) / 8, 0xFF);
+  for (std::size_t i = 0; i < ids.size(); i += 4) live[std::size_t(ids[i]) / 8] &= std::uint8_t(~(1u << (ids[i] % 8)));
+  const auto run_of = [&](std::size_t list) {
+    return RowRun{rows.data() + list * per_list * d, per_list, ids.data() + list * per_list, 0};
+  };
+  const std::vector<float> queries = gaussian(nq * d, 12);
+  std::vector<std::vector<RowRun>> runs(nq);
+  for (std::size_t qi = 0; qi < nq; ++qi) {
+    for (std::size_t p = 0; p < 3; ++p) runs[qi].push_back(run_of((qi + 2 * p) % lists));  // shared, in varied orders
+  }
+  for (const bool filtered : {false, true}) {
+    const LiveRows live_rows{filtered ? live.data() : nullptr, filtered ? live.size() : 0};
+    Hits alone{std::vector<float>(nq * k), std::vector<Label>(nq * k)};
+    for (std::size_t qi = 0; qi < nq; ++qi) {
+      exact_search_runs(queries.data() + qi * d, 1, {runs[qi]}, d, k, live_rows, alone.scores.data() + qi * k,
+                        alone.labels.data() + qi * k);
+    }
+    for (const std::size_t batch_scores : {std::size_t(1), 3 * per_list * 2, kBatchScores}) {
+      Hits batch{std::vector<float>(nq * k), std::vector<Label>(nq * k)};
+      exact_search_runs(queries.data(), nq, runs, d, k, live_rows, batch.scores.data(), batch.labels.data(),
+                        batch_scores);
+      EXPECT_EQ(batch.labels, alone.labels) << "filtered " << filtered << ", blocks of " << batch_scores << " scores";
+      EXPECT_EQ(batch.scores, alone.scores) << "filtered " << filtered << ", blocks of " << batch_scores << " scores";
+    }
+  }
+}
+
 std::string isa_name(const ::testing::TestParamInfo<KernelIsa>& info) { return scoring::to_string(info.param); }
 INSTANTIATE_TEST_SUITE_P(Isa, ExactSearchTest, ::testing::Values(KernelIsa::kPortable, KernelIsa::kAvx2), isa_name);
 
