@@ -446,6 +446,13 @@ std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inv
     throw InvalidArgument("add_inverted_negatives: " + std::to_string(flip_negatives->size()) + " flags for " +
                           std::to_string(triples.size()) + " triples");
   }
+  // Checked before any triple is moved, so a refused call leaves the caller's triples as they were.
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    if (triples[i].negatives.size() != 1) {
+      throw InvalidArgument("add_inverted_negatives: triples need exactly one negative, triple " + std::to_string(i) +
+                            " has " + std::to_string(triples[i].negatives.size()));
+    }
+  }
   std::map<std::string, std::optional<std::string>> inversions;  // edited text -> its edit
   const auto inversion_of = [&](const std::string& text) -> const std::optional<std::string>& {
     auto [it, fresh] = inversions.try_emplace(text);
@@ -459,10 +466,6 @@ std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inv
   std::size_t added = 0;
   for (std::size_t i = 0; i < triples.size(); ++i) {
     Triple& t = triples[i];
-    if (t.negatives.size() != 1) {
-      throw InvalidArgument("add_inverted_negatives: triples need exactly one negative, found " +
-                            std::to_string(t.negatives.size()));
-    }
     const std::optional<std::string> edit = inversion_of(which == InvertedText::kAnchor ? t.anchor : t.positive);
     const std::optional<std::string> flipped =
         flip_negatives && (*flip_negatives)[i] ? inversion_of(t.negatives[0]) : std::nullopt;

@@ -115,6 +115,22 @@ TEST(NearMiss, InvertedNegativesFollowEachEditableTripleAndKeepItsGroup) {
   EXPECT_THROW(add_inverted_negatives(two_negatives, inverter), InvalidArgument);
 }
 
+// A refused call loses nothing: a triple without exactly one negative, even after editable ones,
+// is found before any triple is moved out of the caller's list.
+TEST(NearMiss, ARefusedInversionLeavesTheCallersTriplesAsTheyWere) {
+  const std::vector<Triple> given = {{"A man is cutting a tomato.", "A person is slicing a tomato.", {"x"}, "g1"},
+                                     {"It is good", "It is fine", {}, "g2"}};
+  std::vector<Triple> triples = given;
+  const text::Inverter inverter(text::InverterOptions{text::near_miss_edit_kinds()});
+  EXPECT_THROW(add_inverted_negatives(triples, inverter), InvalidArgument);
+  ASSERT_EQ(triples.size(), given.size());
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    EXPECT_EQ(triples[i].anchor, given[i].anchor);
+    EXPECT_EQ(triples[i].positive, given[i].positive);
+    EXPECT_EQ(triples[i].negatives, given[i].negatives);
+  }
+}
+
 // The stance curriculum's second direction: a flagged (hard) negative that inverts becomes the
 // positive of a copy whose negative is the hard claim itself; unflagged negatives stay as they are.
 TEST(NearMiss, FlaggedNegativesInvertedBecomePositivesOfACopy) {
