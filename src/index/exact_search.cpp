@@ -152,8 +152,8 @@ void scan_batch(const float* queries, std::size_t nq, const std::vector<std::vec
                 std::size_t k, LiveRows live, bool heap_only, float* distances, Label* labels,
                 std::size_t batch_scores) {
   const auto runs_of = [&](std::size_t qi) -> const std::vector<RowRun>& { return runs.size() == 1 ? runs[0] : runs[qi]; };
-  // Where query qi's scores for its run r start in the block's buffer, by run: every query that
-  // scans the same rows, with its offset.
+  // One query's scan of one run, and where its scores go in the block's buffer; sorted by run,
+  // a tile covers every scan of the same rows.
   struct Scan {
     const float* rows;
     std::size_t count, query, offset;

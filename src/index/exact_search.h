@@ -40,7 +40,8 @@ struct LiveRows {
 // Top-k by inner product of each of nq queries (row-major, width d) over `count` rows (label =
 // row number), FAISS's result layout: distances / labels are nq x k, best first, missing entries
 // label -1 and the lowest float. Batches of at least `blas_min_queries` go through sgemm, smaller
-// ones query by query on the kernels.
+// ones on the kernels: fewer queries than threads with each query's rows split over the threads,
+// more as exact_search_runs below scans a batch (the rows read once per block of queries).
 constexpr std::size_t kBlasMinQueries = 20;
 void exact_search(const float* queries, std::size_t nq, const float* rows, std::size_t count, std::size_t d,
                   std::size_t k, LiveRows live, float* distances, Label* labels,
