@@ -291,7 +291,8 @@ def train_sparsecl(base_model: PathType, triples: Sequence[Triple], output_dir: 
                    temperature: float = ..., sparsity: str = ..., hard_negative_weight: float = ...,
                    weight_decay: float = ..., warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
                    max_steps: int = ..., query_prefix: Optional[str] = ..., model_name: str = ...,
-                   head_only: bool = ..., frozen_layers: int = ..., checkpoint_every: int = ...,
+                   head_only: bool = ..., head_kind: str = ..., head_hidden: int = ...,
+                   frozen_layers: int = ..., checkpoint_every: int = ...,
                    resume: bool = ..., dev_triples: Sequence[PathType] = ..., dense_model: PathType = ...,
                    sparsity_scales: Sequence[float] = ..., progress: Progress = ...) -> TrainReport: ...
 # The same parameters and report as train_sparsecl, with the cosine InfoNCE loss.

@@ -158,9 +158,13 @@ Arguments:
     query_prefix: anchor prefix in training and at query time (Prompt+CL uses "Not true: ");
         None keeps the base model's.
     model_name: name in the manifest ("" = base name + "-" + loss).
-    head_only: train only a linear head on the pooled embedding (written as head.pt), the network
+    head_only: train only a head on the pooled embedding (written as head.pt), the network
         frozen: each distinct text is encoded once, so epochs cost almost nothing. A base model
         without a head starts from the identity; one with a head goes on training it.
+    head_kind: the head head_only installs: "linear" (W f) or "mlp" (a residual two-layer MLP,
+        W f + W2 gelu(W1 f + b1) + b2, starting as the identity). A base model's own head must be
+        of this kind.
+    head_hidden: hidden units of an "mlp" head.
     frozen_layers: partial fine-tuning: the token embeddings and this many bottom transformer
         layers stay as they are and only the layers above learn (no backward pass below them);
         0 = the whole network learns. ValueError for a model without numbered layers or a count
@@ -199,7 +203,8 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
              py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
              const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
              std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
-             const std::string& model_name, bool head_only, py::ssize_t frozen_layers, py::ssize_t checkpoint_every,
+             const std::string& model_name, bool head_only, const std::string& head_kind, py::ssize_t head_hidden,
+             py::ssize_t frozen_layers, py::ssize_t checkpoint_every,
              bool resume,
              const std::vector<fs::path>& dev_triples, const fs::path& dense_model,
              const std::vector<float>& sparsity_scales, py::object progress) {
@@ -209,6 +214,8 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         config.loss = loss;
         config.sparsity = scoring::parse_sparsity(sparsity);
         config.trained_weights = head_only ? training::TrainedWeights::kHead : training::TrainedWeights::kNetwork;
+        config.head_kind = parse_head_kind(head_kind);
+        config.head_hidden = at_least_zero(head_hidden, "head_hidden");
         config.frozen_layers = at_least_zero(frozen_layers, "frozen_layers");
         config.temperature = temperature;
         config.hard_negative_weight = hard_negative_weight;
@@ -232,6 +239,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
       py::arg("max_steps") = kTrainDefaults.max_steps, py::arg("query_prefix") = kTrainDefaults.query_prefix,
       py::arg("model_name") = kTrainDefaults.model_name,
       py::arg("head_only") = kTrainDefaults.trained_weights == training::TrainedWeights::kHead,
+      py::arg("head_kind") = to_string(kTrainDefaults.head_kind), py::arg("head_hidden") = kTrainDefaults.head_hidden,
       py::arg("frozen_layers") = kTrainDefaults.frozen_layers,
       py::arg("checkpoint_every") = kTrainDefaults.checkpoint_every, py::arg("resume") = kTrainDefaults.resume,
       py::arg("dev_triples") = kTrainDefaults.dev_triples, py::arg("dense_model") = kTrainDefaults.dense_model,
@@ -264,6 +272,8 @@ py::dict training_defaults() {
   train["sparsity"] = scoring::to_string(t.sparsity);
   train["trained_weights"] = training::to_string(t.trained_weights);
   train["frozen_layers"] = t.frozen_layers;
+  train["head_kind"] = to_string(t.head_kind);
+  train["head_hidden"] = t.head_hidden;
   train["temperature"] = t.temperature;
   train["hard_negative_weight"] = t.hard_negative_weight;
   train["query_prefix"] = t.query_prefix;

@@ -53,7 +53,10 @@ void add_model_options(CLI::App& cmd, training::TrainConfig& c) {
       "Anchor prefix in training and search (Prompt+CL: 'Not true: ')");
   cmd.add_flag_callback(
       "--head-only", [&c] { c.trained_weights = training::TrainedWeights::kHead; },
-      "Train only a linear head on the pooled embedding; the network stays frozen and each text is encoded once");
+      "Train only a head on the pooled embedding (--head-kind); the network stays frozen and each text is encoded once");
+  add_name_option(cmd, "--head-kind", c.head_kind, parse_head_kind,
+                  "With --head-only: linear, or mlp (a residual two-layer MLP, W f + W2 gelu(W1 f + b1) + b2)");
+  cmd.add_option("--head-hidden", c.head_hidden, "Hidden units of an mlp head");
   cmd.add_option("--frozen-layers", c.frozen_layers,
                  "Partial fine-tuning: keep the token embeddings and this many bottom layers as they are; only the "
                  "layers above learn (0 = the whole network)");

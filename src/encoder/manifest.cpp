@@ -23,6 +23,14 @@ std::string to_string(Pooling pooling) {
   return "model";
 }
 
+HeadKind parse_head_kind(const std::string& name) {
+  if (name == "linear") return HeadKind::kLinear;
+  if (name == "mlp") return HeadKind::kMlp;
+  throw InvalidArgument("unknown head kind '" + name + "' (expected linear or mlp)");
+}
+
+std::string to_string(HeadKind kind) { return kind == HeadKind::kMlp ? "mlp" : "linear"; }
+
 namespace {
 
 template <typename T>
@@ -95,6 +103,11 @@ ModelManifest ModelManifest::parse(const std::string& json_text, const std::stri
   m.license = required<std::string>(j, "license", origin);
   m.model_file = optional_field<std::string>(j, "model_file", "model.pt", origin);
   m.head_file = optional_field<std::string>(j, "head_file", "", origin);
+  try {
+    m.head_kind = parse_head_kind(optional_field<std::string>(j, "head_kind", to_string(m.head_kind), origin));
+  } catch (const InvalidArgument& e) {
+    throw CorruptFile(origin + ": " + e.what());
+  }
   m.source = j.value("source", nlohmann::json::object());
   m.training = j.value("training", nlohmann::json());
   const auto files = required<nlohmann::json>(j, "files", origin);
@@ -151,7 +164,10 @@ nlohmann::json ModelManifest::to_json() const {
   j["normalized"] = normalized;
   j["license"] = license;
   j["model_file"] = model_file;
-  if (!head_file.empty()) j["head_file"] = head_file;
+  if (!head_file.empty()) {
+    j["head_file"] = head_file;
+    j["head_kind"] = to_string(head_kind);
+  }
   j["source"] = source;
   if (!training.is_null()) j["training"] = training;
   j["files"] = files;

@@ -4,6 +4,7 @@
 #include <torch/serialize.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -52,11 +53,11 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   }
 
   // Loaded outside inference mode, so that training can back-propagate into it.
-  torch::Tensor head;
+  std::vector<torch::Tensor> head;
   const std::string head_path = join_path(model_dir, manifest.head_file);
   if (!manifest.head_file.empty()) {
     try {
-      torch::load(head, head_path);
+      head = load_head(manifest.head_kind, head_path);
     } catch (const c10::Error& e) {
       throw CorruptFile("cannot load the head " + head_path + ": " + std::string(e.what_without_backtrace()).substr(0, 300));
     }
@@ -66,7 +67,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   c10::InferenceMode guard;
   TokenBatch probe = tokenize({"probe"}, "");
   auto [states, pooled] = forward(probe);
-  if (head.defined()) {
+  if (!head.empty()) {
     const torch::Tensor features = pool(states, pooled, probe.attention_mask);
     if (features.dim() != 2) {
       throw CorruptFile("model " + join_path(model_dir, model_file) + " returns a pooled output of " +
@@ -74,7 +75,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
     }
     pooled_width_ = std::size_t(features.size(1));
     try {
-      set_head(head);
+      set_head(manifest.head_kind, std::move(head));
     } catch (const InvalidArgument& e) {
       throw CorruptFile(head_path + ": " + e.what());
     }
@@ -151,17 +152,79 @@ void TorchTextModel::check_outputs(const TokenBatch& batch, const torch::Tensor&
   }
 }
 
-void TorchTextModel::set_head(torch::Tensor head) {
-  if (!head.defined() || head.dim() != 2 || head.scalar_type() != torch::kFloat32 ||
-      std::size_t(head.size(0)) != manifest_.embedding_dim || std::size_t(head.size(1)) != pooled_width_) {
-    const std::string shape = !head.defined() ? "undefined"
-                              : head.dim() == 2 ? std::to_string(head.size(0)) + " x " + std::to_string(head.size(1))
-                                                : std::to_string(head.dim()) + "-D";
-    throw InvalidArgument("a head of model " + manifest_.name + " must be a float32 " +
-                          std::to_string(manifest_.embedding_dim) + " x " + std::to_string(pooled_width_) +
-                          " matrix (embedding_dim x pooled width), not " + shape);
+namespace {
+std::string shape_of(const torch::Tensor& t) {
+  if (!t.defined()) return "undefined";
+  std::string shape;
+  for (int64_t d = 0; d < t.dim(); ++d) shape += (d ? " x " : "") + std::to_string(t.size(d));
+  return t.dim() == 0 ? "a scalar" : shape;
+}
+}  // namespace
+
+void TorchTextModel::set_head(HeadKind kind, std::vector<torch::Tensor> head) {
+  const int64_t out = int64_t(manifest_.embedding_dim), in = int64_t(pooled_width_);
+  // The hidden width of an MLP head is whatever its first layer says; the rest must agree.
+  const int64_t hidden = kind == HeadKind::kMlp && head.size() > 1 && head[1].defined() && head[1].dim() == 2
+                             ? head[1].size(0) : 0;
+  const std::vector<std::vector<int64_t>> expected =
+      kind == HeadKind::kLinear ? std::vector<std::vector<int64_t>>{{out, in}}
+                                : std::vector<std::vector<int64_t>>{{out, in}, {hidden, in}, {hidden}, {out, hidden}, {out}};
+  const char* layout = kind == HeadKind::kLinear
+                           ? "a float32 matrix W [embedding_dim x pooled width]"
+                           : "the float32 tensors W [embedding_dim x pooled width], W1 [hidden x pooled width], b1 "
+                             "[hidden], W2 [embedding_dim x hidden], b2 [embedding_dim]";
+  std::string problem;
+  if (head.size() != expected.size()) {
+    problem = std::to_string(head.size()) + " tensors";
+  } else if (kind == HeadKind::kMlp && hidden <= 0) {
+    problem = "W1 of shape " + shape_of(head[1]);
+  } else {
+    for (std::size_t i = 0; i < head.size() && problem.empty(); ++i) {
+      if (!head[i].defined() || head[i].scalar_type() != torch::kFloat32 || head[i].sizes().vec() != expected[i]) {
+        problem = "tensor " + std::to_string(i) + " of shape " + shape_of(head[i]) +
+                  (head[i].defined() && head[i].scalar_type() != torch::kFloat32 ? " (not float32)" : "");
+      }
+    }
+  }
+  if (!problem.empty()) {
+    throw InvalidArgument("a " + to_string(kind) + " head of model " + manifest_.name + " must be " + layout +
+                          " (here " + std::to_string(out) + " x " + std::to_string(in) + "), not " + problem);
   }
   head_ = std::move(head);
+  manifest_.head_kind = kind;
+}
+
+std::vector<torch::Tensor> load_head(HeadKind kind, const std::string& path) {
+  std::vector<torch::Tensor> head;
+  if (kind == HeadKind::kLinear) {
+    head.emplace_back();
+    torch::load(head.front(), path);
+  } else {
+    torch::load(head, path);
+  }
+  return head;
+}
+
+void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std::string& path) {
+  std::vector<torch::Tensor> tensors;
+  for (const auto& t : head) tensors.push_back(t.detach());
+  if (kind == HeadKind::kLinear && tensors.size() == 1) {
+    torch::save(tensors.front(), path);
+  } else {
+    torch::save(tensors, path);
+  }
+}
+
+std::vector<torch::Tensor> starting_head(HeadKind kind, int64_t embedding_dim, int64_t pooled_width, int64_t hidden) {
+  std::vector<torch::Tensor> head{torch::eye(embedding_dim, pooled_width)};
+  if (kind == HeadKind::kMlp) {
+    const double bound = 1.0 / std::sqrt(double(pooled_width));
+    head.push_back(torch::empty({hidden, pooled_width}).uniform_(-bound, bound));
+    head.push_back(torch::empty({hidden}).uniform_(-bound, bound));
+    head.push_back(torch::zeros({embedding_dim, hidden}));
+    head.push_back(torch::zeros({embedding_dim}));
+  }
+  return head;
 }
 
 TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width) {
@@ -235,7 +298,14 @@ torch::Tensor TorchTextModel::pooled(const TokenBatch& batch, bool normalize) {
 }
 
 torch::Tensor TorchTextModel::apply_head(const torch::Tensor& features, bool normalize) const {
-  torch::Tensor result = head_.defined() ? features.matmul(head_.t().to(features.dtype())) : features;
+  torch::Tensor result = features;
+  if (!head_.empty()) {
+    const auto weight = [&](std::size_t i) { return head_[i].to(features.dtype()); };
+    result = features.matmul(weight(0).t());
+    if (manifest_.head_kind == HeadKind::kMlp) {
+      result = result + torch::gelu(features.matmul(weight(1).t()) + weight(2)).matmul(weight(3).t()) + weight(4);
+    }
+  }
   if (normalize) result = torch::nn::functional::normalize(
       result, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
   return result;

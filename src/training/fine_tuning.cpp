@@ -54,12 +54,13 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
   m.query_prefix = query_prefix;
   m.files = {{m.model_file, ""}, {m.tokenizer_file, ""}};
   m.head_file.clear();
-  if (model.head().defined()) {
+  if (!model.head().empty()) {
     m.head_file = "head.pt";
+    m.head_kind = model.head_kind();
     m.files[m.head_file] = "";
     const std::string head_path = join_path(dir, m.head_file);
     try {
-      torch::save(model.head().detach(), head_path + ".partial");
+      save_head(m.head_kind, model.head(), head_path + ".partial");
       fs::rename(head_path + ".partial", head_path);
     } catch (const std::exception& e) {
       throw IoError("cannot write " + head_path + ": " + e.what());

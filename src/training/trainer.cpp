@@ -81,6 +81,7 @@ nlohmann::json config_fingerprint(const std::vector<Triple>& triples, const Trai
       {"query_prefix", c.query_prefix.value_or("<base model's>")}, {"seed", c.seed}};
   // Only when set, so that checkpoints of whole-network runs written before the option still resume.
   if (c.frozen_layers > 0) fingerprint["frozen_layers"] = c.frozen_layers;
+  if (c.head_kind != HeadKind::kLinear) fingerprint["head"] = {to_string(c.head_kind), c.head_hidden};
   return fingerprint;
 }
 
@@ -200,6 +201,7 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
       {"loss", {{"kind", to_string(config.loss)}, {"sparsity", to_string(config.sparsity)},
                 {"temperature", config.temperature}, {"hard_negative_weight", config.hard_negative_weight}}},
       {"hyperparameters", {{"trained_weights", to_string(config.trained_weights)},
+                           {"head", encoder.model().head().empty() ? "none" : to_string(encoder.model().head_kind())},
                            {"frozen_layers", config.frozen_layers},
                            {"epochs", config.epochs}, {"batch_size", config.batch_size},
                            {"learning_rate", config.learning_rate}, {"weight_decay", config.weight_decay},
@@ -209,6 +211,9 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
       {"final_loss", report.final_loss},
       {"dev_scores", report.dev_scores},
   };
+  if (encoder.model().head_kind() == HeadKind::kMlp) {
+    training["hyperparameters"]["head_hidden"] = encoder.model().head().at(1).size(0);  // W1 [hidden x pooled]
+  }
   if (report.best_dev_score) training["best_dev_score"] = *report.best_dev_score;
   detail::write_model_directory(encoder, config.output_dir,
                                 config.model_name.empty() ? base.name + "-" + to_string(config.loss) : config.model_name,
@@ -249,6 +254,13 @@ void validate(const TrainConfig& c) {
     throw InvalidArgument("TrainConfig.frozen_layers applies to network training: head-only training freezes the "
                           "whole network already");
   }
+  if (c.head_kind != HeadKind::kLinear && c.trained_weights != TrainedWeights::kHead) {
+    throw InvalidArgument("TrainConfig.head_kind '" + to_string(c.head_kind) +
+                          "' is the head a head-only training installs: train with trained_weights head");
+  }
+  if (c.head_kind == HeadKind::kMlp && (c.head_hidden < 1 || c.head_hidden > 65536)) {
+    throw InvalidArgument("TrainConfig.head_hidden must be in [1, 65536], not " + std::to_string(c.head_hidden));
+  }
   if (c.dev_triples.empty()) return;
   for (const auto& file : c.dev_triples) require_regular_file(file);
   resolve_model(c.dense_model);
@@ -272,17 +284,23 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
 
   torch::manual_seed(config.seed);
   const bool head_only = config.trained_weights == TrainedWeights::kHead;
-  if (head_only && !model.head().defined()) {
-    model.set_head(torch::eye(int64_t(manifest.embedding_dim), int64_t(model.pooled_width())));
+  if (head_only && model.head().empty()) {
+    model.set_head(config.head_kind, starting_head(config.head_kind, int64_t(manifest.embedding_dim),
+                                              int64_t(model.pooled_width()), int64_t(config.head_hidden)));
+  } else if (head_only && model.head_kind() != config.head_kind) {
+    throw InvalidArgument("model " + manifest.name + " has a " + to_string(model.head_kind()) +
+                          " head; a head-only training goes on training it, so ask for head " +
+                          to_string(model.head_kind()) + " (not " + to_string(config.head_kind) + ")");
   }
   std::vector<torch::Tensor> params;
   FrozenBottomLayers frozen(module, head_only ? 0 : config.frozen_layers, manifest.name);
   if (!head_only) params = detail::trainable_parameters(module, manifest.name);
-  if (model.head().defined()) {
-    torch::Tensor head = model.head();
+  const std::size_t head_begin = params.size();  // the head's tensors are params[head_begin, end)
+  for (torch::Tensor head : model.head()) {
     head.requires_grad_(true);
     params.push_back(head);
   }
+  const std::vector<torch::Tensor> head_parameters(params.begin() + std::ptrdiff_t(head_begin), params.end());
   torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(config.learning_rate)
                                             .weight_decay(config.weight_decay));
   std::optional<FrozenFeatures> anchor_features, document_features;
@@ -339,7 +357,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   // The network goes into the checkpoint only when it learns; the head whenever there is one.
   task.save_files = [&](const std::string& dir) {
     if (!head_only) module.save(join_path(dir, "model.pt"));
-    if (model.head().defined()) torch::save(model.head().detach(), join_path(dir, "head.pt"));
+    if (!head_parameters.empty()) save_head(model.head_kind(), head_parameters, join_path(dir, "head.pt"));
     detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (!best_parameters.empty()) torch::save(best_parameters, join_path(dir, "best.pt"));
   };
@@ -348,10 +366,9 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
       auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
       copy_state(saved, module, join_path(dir, "model.pt"));
     }
-    if (model.head().defined()) {
-      torch::Tensor saved;
-      torch::load(saved, join_path(dir, "head.pt"));
-      detail::copy_tensors({saved}, {model.head()}, join_path(dir, "head.pt"));
+    if (!head_parameters.empty()) {
+      detail::copy_tensors(load_head(model.head_kind(), join_path(dir, "head.pt")), head_parameters,
+                           join_path(dir, "head.pt"));
     }
     detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (path_exists(join_path(dir, "best.pt"))) torch::load(best_parameters, join_path(dir, "best.pt"));

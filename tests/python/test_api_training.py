@@ -94,6 +94,32 @@ def test_head_only_training_leaves_the_network_and_learns_a_head_on_its_pooled_o
     assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
 
 
+def test_an_mlp_head_starts_as_the_identity_and_learns_beside_the_frozen_network(tmp_path):
+    common = dict(epochs=10, batch_size=8, learning_rate=0.05, temperature=0.1, threads=1, head_only=True)
+    linear = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "linear", **common)
+    out = tmp_path / "mlp"
+    mlp = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, head_kind="mlp", head_hidden=16, **common)
+    # W starts at I and the MLP branch's output layer at zero, so the first batch sees the same loss.
+    assert mlp["loss_curve"][0] == pytest.approx(linear["loss_curve"][0], abs=1e-6)
+    assert mean(mlp["loss_curve"][-4:]) < mean(mlp["loss_curve"][:4])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["head_kind"] == "mlp" and manifest["training"]["hyperparameters"]["head_hidden"] == 16
+    base, trained = cp.Encoder.load(str(TINY_MODEL), threads=1), cp.Encoder.load(str(out), threads=1)
+    texts = ["the cat is eating food", "the dog is not playing guitar"]
+    assert np.array_equal(base.encode_tokens(texts)[0], trained.encode_tokens(texts)[0])
+    assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
+
+    with pytest.raises(ValueError, match="has a mlp head; a head-only training goes on training it"):
+        cp.train_sparsecl(out, contradiction_triples(), tmp_path / "again", head_kind="linear", **common)
+    with pytest.raises(ValueError, match="head-only"):
+        cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "net", head_kind="mlp", batch_size=8)
+    with pytest.raises(ValueError, match="head_hidden must be in"):
+        cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "wide", head_kind="mlp",
+                          head_hidden=0, head_only=True, batch_size=8)
+    with pytest.raises(ValueError, match="head"):
+        cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "odd", head_kind="deep", head_only=True)
+
+
 def test_frozen_layers_train_only_the_layers_above_them(tmp_path):
     bert = REPO / "tests" / "fixtures" / "bert_tiny"  # two layers
     out = tmp_path / "top-layer"

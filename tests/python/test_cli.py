@@ -95,6 +95,13 @@ def test_train_sparsecl_head_only_writes_a_model_with_a_head(tmp_path):
     assert (out / "head.pt").exists()
     verified = run("models", "verify", out)
     assert "3 files verified" in verified.stdout  # network, vocabulary and head
+    mlp = tmp_path / "mlp"
+    run("train", "sparsecl", "--data", "tsv", "--triples", triples, "--base", TINY_MODEL, "--epochs", 2,
+        "--batch-size", 4, "--threads", 1, "--head-only", "--head-kind", "mlp", "--head-hidden", 8, "--out", mlp)
+    assert json.loads((mlp / "manifest.json").read_text())["head_kind"] == "mlp"
+    refused = run("train", "sparsecl", "--data", "tsv", "--triples", triples, "--base", TINY_MODEL,
+                  "--head-kind", "deep", "--out", tmp_path / "deep", check=False)
+    assert refused.returncode != 0 and "deep" in refused.stderr and not (tmp_path / "deep").exists()
 
 
 def test_train_with_dev_triples_records_alpha_and_settings_are_refused_before_any_work(tmp_path):

@@ -17,6 +17,15 @@ enum class Pooling { kModel, kCls, kMean };
 Pooling parse_pooling(const std::string& name);
 std::string to_string(Pooling pooling);
 
+// The head on the pooled embedding f of a model with a head_file, applied before normalisation.
+//   kLinear: W f; the file holds the float32 tensor W [embedding_dim, pooled width].
+//   kMlp: W f + W2 gelu(W1 f + b1) + b2, a residual two-layer MLP; the file holds the tensor list
+//     {W, W1 [hidden, pooled width], b1 [hidden], W2 [embedding_dim, hidden], b2 [embedding_dim]}.
+//     With W2 and b2 zero it is the linear head W, which is where training starts it.
+enum class HeadKind { kLinear, kMlp };
+HeadKind parse_head_kind(const std::string& name);  // "linear", "mlp"
+std::string to_string(HeadKind kind);
+
 struct ModelManifest {
   static constexpr int kFormatVersion = 1;
 
@@ -34,10 +43,10 @@ struct ModelManifest {
   bool normalized = true;              // pooled outputs are L2-normalised
   std::string license;
   std::string model_file = "model.pt";
-  // Optional linear head on the pooled embedding, applied before normalisation: a float32 tensor
-  // [embedding_dim, pooled width] written by torch::save (SparseCL with a frozen network trains
-  // only this). "" = none.
+  // Optional head on the pooled embedding, applied before normalisation, written by torch::save
+  // in head_kind's layout (SparseCL with a frozen network trains only this). "" = none.
   std::string head_file;
+  HeadKind head_kind = HeadKind::kLinear;
   nlohmann::json source;               // package, version, upstream
   nlohmann::json training;             // present for fine-tuned models: base, data, loss, hyperparameters, scores
   std::map<std::string, std::string> files;  // file name -> sha256 hex

@@ -3,8 +3,9 @@
 // The TorchScript contract every model directory satisfies:
 //   forward(input_ids: int64 [B, T], attention_mask: int64 [B, T]) -> (token_states float [B, T, H],
 //                                                                      pooled float [B, D])
-// Rows are right-padded with the tokenizer's pad id and mask 0. A manifest head_file adds a
-// linear head on the pooled embedding (before normalisation), kept here beside the network.
+// Rows are right-padded with the tokenizer's pad id and mask 0. A manifest head_file adds a head
+// on the pooled embedding (before normalisation; manifest.h's HeadKind), kept here beside the
+// network.
 #pragma once
 
 #include <torch/script.h>
@@ -30,6 +31,18 @@ struct TokenBatch {
 // to its own longest when `width` is that longest. truncated and tokens stay with the whole batch.
 TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width);
 
+// A head of `kind` that maps a pooled vector of `pooled_width` to itself when embedding_dim ==
+// pooled_width: W the identity, and for kMlp a hidden layer of `hidden` units initialised as
+// torch.nn.Linear does (uniform in +-1/sqrt(fan in), from torch's generator) under a zero output
+// layer. Training from it starts at exactly the base model's embeddings.
+// The one reader and writer of head files: a linear head is the single tensor W (as every
+// head.pt before MLP heads), an MLP head the tensor list. The reader throws c10::Error on a file
+// of another layout; shapes are checked by set_head.
+std::vector<torch::Tensor> load_head(HeadKind kind, const std::string& path);
+void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std::string& path);
+
+std::vector<torch::Tensor> starting_head(HeadKind kind, int64_t embedding_dim, int64_t pooled_width, int64_t hidden);
+
 class TorchTextModel {
  public:
   TorchTextModel(const std::string& model_dir, const ModelManifest& manifest, bool int8);
@@ -43,11 +56,12 @@ class TorchTextModel {
   // one) and normalisation applied to such vectors. Training a head alone computes the first once.
   torch::Tensor pooled_features(const TokenBatch& batch);
   torch::Tensor apply_head(const torch::Tensor& features, bool normalize = true) const;
-  // The head [embedding_dim, pooled width], undefined when the model has none.
-  const torch::Tensor& head() const { return head_; }
-  // Installs a head, e.g. the identity a head-only training starts from; InvalidArgument unless
-  // it is a float32 [embedding_dim, pooled width] matrix.
-  void set_head(torch::Tensor head);
+  // The head's tensors in head_kind()'s layout (manifest.h), empty when the model has none.
+  const std::vector<torch::Tensor>& head() const { return head_; }
+  HeadKind head_kind() const { return manifest_.head_kind; }
+  // Installs a head, e.g. starting_head()'s, which a head-only training starts from;
+  // InvalidArgument unless the tensors are float32 in `kind`'s layout for this network's widths.
+  void set_head(HeadKind kind, std::vector<torch::Tensor> head);
   std::size_t pooled_width() const { return pooled_width_; }
   // Token states of the last layer, padded positions zero, [B, T, H].
   torch::Tensor token_states(const TokenBatch& batch);
@@ -69,7 +83,7 @@ class TorchTextModel {
   ModelManifest manifest_;
   std::unique_ptr<Tokenizer> tokenizer_;
   torch::jit::Module module_;
-  torch::Tensor head_;
+  std::vector<torch::Tensor> head_;
   // A model file is input: every forward's outputs are checked against the batch and against the
   // widths the load-time probe established, so a network whose output shape depends on the batch
   // ends in CorruptFile instead of a read past a tensor's end.

@@ -29,10 +29,10 @@ LossKind parse_loss_kind(const std::string& name);  // "sparsecl", "contrastive"
 std::string to_string(LossKind kind);
 
 // What learns. kNetwork: every parameter of the network (and its head, when the base model has
-// one). kHead: only a linear head on the pooled embedding, the network frozen; each distinct
-// text is encoded once, so a step costs almost nothing and many epochs are cheap on a CPU. A
-// base model without a head starts from the identity (exactly the base model's embeddings);
-// one with a head goes on training it.
+// one). kHead: only a head on the pooled embedding (TrainConfig.head_kind), the network frozen; each
+// distinct text is encoded once, so a step costs almost nothing and many epochs are cheap on a
+// CPU. A base model without a head starts from starting_head() (exactly the base model's
+// embeddings); one with a head goes on training it.
 enum class TrainedWeights { kNetwork, kHead };
 TrainedWeights parse_trained_weights(const std::string& name);  // "network", "head"
 std::string to_string(TrainedWeights weights);
@@ -49,6 +49,12 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   // with it, and the lower layers keep the base model's general-purpose features. 0 = every
   // layer learns; at most the layer count - 1 (freezing all of them is head-only training).
   std::size_t frozen_layers = 0;
+  // Head-only training over a base model without a head: the head it installs (manifest.h's
+  // HeadKind) and, for kMlp, its hidden width. A base model's own head must be of this kind. Linear
+  // stays the default: the MLP head's ArguAna dev gain (benchmarks/README.md, "Richer heads") is
+  // not yet measured on SICK or in the recorded tables.
+  HeadKind head_kind = HeadKind::kLinear;
+  std::size_t head_hidden = 1536;
   double temperature = 0.02;
   double hard_negative_weight = 0.0;
   // Prefix of every anchor, in training and (written to the manifest) at query time; Prompt+CL

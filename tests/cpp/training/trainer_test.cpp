@@ -332,6 +332,54 @@ TEST(Train, AnInterruptedHeadOnlyRunResumesToTheSameHead) {
   EXPECT_TRUE(torch::equal(a, b));
 }
 
+TEST(Train, AnMlpHeadAddsAGeluBranchToTheLinearHeadAndResumesToTheSameWeights) {
+  auto whole = tiny_config(fresh_dir("mlp-head-uninterrupted"));
+  whole.trained_weights = TrainedWeights::kHead;
+  whole.head_kind = HeadKind::kMlp;
+  whole.head_hidden = 8;
+  const auto uninterrupted = train(kTinyModel, synthetic_triples(), whole);
+  auto linear = whole;
+  linear.head_kind = HeadKind::kLinear;
+  linear.output_dir = fresh_dir("mlp-head-linear");
+  // The branch's output layer starts at zero: the first step's loss is the linear head's.
+  EXPECT_NEAR(train(kTinyModel, synthetic_triples(), linear).loss_curve.at(0), uninterrupted.loss_curve.at(0), 1e-6);
+
+  auto config = whole;
+  config.output_dir = fresh_dir("mlp-head-interrupted");
+  config.checkpoint_every = 4;
+  EXPECT_THROW(train(kTinyModel, synthetic_triples(), config, [](const TrainProgress& p) { return p.step < 9; }),
+               Cancelled);
+  EXPECT_EQ(train(kTinyModel, synthetic_triples(), config).loss_curve, uninterrupted.loss_curve);
+
+  auto base = Encoder::load(kTinyModel);
+  auto trained = Encoder::load(config.output_dir);
+  EXPECT_EQ(trained->manifest().head_kind, HeadKind::kMlp);
+  EXPECT_EQ(trained->manifest().training["hyperparameters"]["head_hidden"], 8);
+  const auto head = load_head(HeadKind::kMlp, config.output_dir + "/head.pt");
+  const auto reference = load_head(HeadKind::kMlp, whole.output_dir + "/head.pt");
+  ASSERT_EQ(head.size(), 5u);
+  for (std::size_t i = 0; i < head.size(); ++i) EXPECT_TRUE(torch::equal(head[i], reference[i])) << i;
+  const std::vector<std::string> texts = {"the man is playing guitar", "a cat is not eating food"};
+  // The branch is not scale-invariant: it reads the pooled vectors before normalisation.
+  const Matrix before = base->pooled_features(texts), after = trained->encode(texts);
+  const auto f = torch::from_blob(const_cast<float*>(before.row(0)), {2, int64_t(before.cols())});
+  const auto branch = torch::gelu(f.matmul(head[1].t()) + head[2]).matmul(head[3].t()) + head[4];
+  const auto expected = torch::nn::functional::normalize(f.matmul(head[0].t()) + branch,
+                                                         torch::nn::functional::NormalizeFuncOptions().dim(1));
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < after.cols(); ++j) EXPECT_NEAR(after.row(i)[j], expected[long(i)][long(j)].item<float>(), 1e-5);
+  EXPECT_GT(head[3].abs().max().item<float>(), 0.f);  // the branch learned something
+
+  // A headed model goes on training the head it has, of its own kind.
+  auto other = tiny_config(fresh_dir("mlp-head-as-linear"));
+  other.trained_weights = TrainedWeights::kHead;
+  EXPECT_THAT([&] { train(config.output_dir, synthetic_triples(), other); },
+              testing::ThrowsMessage<InvalidArgument>(testing::HasSubstr("has a mlp head")));
+  auto network = tiny_config(fresh_dir("mlp-head-network"));
+  network.head_kind = HeadKind::kMlp;
+  EXPECT_THROW(train(kTinyModel, synthetic_triples(), network), InvalidArgument);
+}
+
 TEST(Train, EarlyStoppingKeepsTheBestDevScore) {
   auto config = tiny_config(fresh_dir("early"));
   config.eval_every = 2;
