@@ -64,9 +64,11 @@ def replay_command(row, qrels, out):
     return argv + ["--qrels", qrels, "--out", out]
 
 
-def ensure_models(argv, all_rows):
-    """Re-trains, by its recorded command, every model directory the command names that is absent."""
-    for name in MODEL_OPTIONS:
+def ensure_models(argv, all_rows, run=subprocess.run):
+    """Re-trains, by its recorded command, every model directory the command names that is absent,
+    and first whatever absent model that training starts from (`--base`: a head over a fine-tuned
+    network needs the network)."""
+    for name in MODEL_OPTIONS + ("--base",):
         directory = option_value(argv, name)
         if directory is None or "/" not in directory or (ROOT / directory).exists():
             continue  # an installed model name, or present
@@ -77,9 +79,10 @@ def ensure_models(argv, all_rows):
         command = shlex.split(trainers[0]["command"])
         if "/usr/bin/time" in command[0]:
             command = command[2:]
+        ensure_models(command, all_rows, run)
         print(f"[rerun_row] {directory} is missing: re-training it by its recorded command", file=sys.stderr)
         print("  " + " ".join(shlex.quote(c) for c in command), file=sys.stderr)
-        subprocess.run(command, cwd=ROOT, check=True)
+        run(command, cwd=ROOT, check=True)
 
 
 def main():

@@ -57,7 +57,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
   const std::string head_path = join_path(model_dir, manifest.head_file);
   if (!manifest.head_file.empty()) {
     try {
-      head = load_head(manifest.head_kind, head_path);
+      head = load_head(head_path);
     } catch (const c10::Error& e) {
       throw CorruptFile("cannot load the head " + head_path + ": " + std::string(e.what_without_backtrace()).substr(0, 300));
     }
@@ -175,14 +175,16 @@ void TorchTextModel::set_head(HeadKind kind, std::vector<torch::Tensor> head) {
                              "[hidden], W2 [embedding_dim x hidden], b2 [embedding_dim]";
   std::string problem;
   if (head.size() != expected.size()) {
-    problem = std::to_string(head.size()) + " tensors";
+    problem = std::to_string(head.size()) + " tensors (does the manifest's head_kind match the head file?)";
   } else if (kind == HeadKind::kMlp && hidden <= 0) {
     problem = "W1 of shape " + shape_of(head[1]);
   } else {
+    static const char* const names[] = {"W", "W1", "b1", "W2", "b2"};
     for (std::size_t i = 0; i < head.size() && problem.empty(); ++i) {
-      if (!head[i].defined() || head[i].scalar_type() != torch::kFloat32 || head[i].sizes().vec() != expected[i]) {
-        problem = "tensor " + std::to_string(i) + " of shape " + shape_of(head[i]) +
-                  (head[i].defined() && head[i].scalar_type() != torch::kFloat32 ? " (not float32)" : "");
+      if (!head[i].defined() || head[i].sizes().vec() != expected[i]) {
+        problem = std::string(names[i]) + " of shape " + shape_of(head[i]);
+      } else if (head[i].scalar_type() != torch::kFloat32) {
+        problem = std::string(names[i]) + " of type " + c10::toString(head[i].scalar_type());
       }
     }
   }
@@ -194,14 +196,11 @@ void TorchTextModel::set_head(HeadKind kind, std::vector<torch::Tensor> head) {
   manifest_.head_kind = kind;
 }
 
-std::vector<torch::Tensor> load_head(HeadKind kind, const std::string& path) {
+std::vector<torch::Tensor> load_head(const std::string& path) {
+  // A lone tensor is saved under the key a one-element list uses, so reading every file as a list
+  // lets set_head() see how many tensors it really holds, whatever the manifest's head_kind says.
   std::vector<torch::Tensor> head;
-  if (kind == HeadKind::kLinear) {
-    head.emplace_back();
-    torch::load(head.front(), path);
-  } else {
-    torch::load(head, path);
-  }
+  torch::load(head, path);
   return head;
 }
 

@@ -367,7 +367,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
       copy_state(saved, module, join_path(dir, "model.pt"));
     }
     if (!head_parameters.empty()) {
-      detail::copy_tensors(load_head(model.head_kind(), join_path(dir, "head.pt")), head_parameters,
+      detail::copy_tensors(load_head(join_path(dir, "head.pt")), head_parameters,
                            join_path(dir, "head.pt"));
     }
     detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));

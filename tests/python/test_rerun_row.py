@@ -46,3 +46,19 @@ def test_a_training_log_gives_its_steps_triples_and_loss_in_either_form_the_trai
     assert make_table.parse_log(log) == {"steps": 63, "triples": 2015, "final_loss": 4.09069, "triples_per_second": 1.2}
     older = "trained 310 steps, final loss 3.5, 40.0 triples/s -> models/y\n"
     assert make_table.parse_log(older) == {"steps": 310, "final_loss": 3.5, "triples_per_second": 40.0}
+
+
+def test_an_absent_model_is_retrained_after_the_absent_model_its_training_starts_from(tmp_path):
+    base, head = "benchmarks/results/tmp/absent-test/es-network", "benchmarks/results/tmp/absent-test/es-mlp-head"
+    all_rows = [("t", {"label": "train head", "kind": "train",
+                       "command": f"/usr/bin/time -v build/bin/counterpoint train sparsecl --base {base} --head-only "
+                                  f"--head-kind mlp --out {head}"}),
+                ("t", {"label": "train network", "kind": "train",
+                       "command": f"/usr/bin/time -v build/bin/counterpoint train sparsecl --base all-minilm-l6-v2 "
+                                  f"--out {base}"})]
+    ran = []
+    rerun_row.ensure_models(["build/bin/counterpoint", "run", "--model", "all-minilm-l6-v2", "--sparse-model", head],
+                            all_rows, run=lambda command, **_: ran.append(command[command.index("--out") + 1]))
+    assert ran == [base, head]
+    with pytest.raises(SystemExit, match="no train row records a command writing it"):
+        rerun_row.ensure_models(["run", "--sparse-model", "benchmarks/results/tmp/absent-test/other"], all_rows)

@@ -236,12 +236,56 @@ TEST(BertEncoder, ALinearHeadMapsThePooledEmbeddingBeforeNormalisation) {
 TEST(BertEncoder, AHeadOfTheWrongShapeOrNotATensorIsCorruptFile) {
   const std::string dir = fixture_copy();
   install_head(dir, torch::zeros({16, 32}));
-  expect_load_error<CorruptFile>(dir, "must be a float32 32 x 32 matrix (embedding_dim x pooled width), not 16 x 32");
+  expect_load_error<CorruptFile>(dir, "a linear head of model bert-tiny-random must be a float32 matrix W [embedding_dim "
+                                      "x pooled width] (here 32 x 32), not W of shape 16 x 32");
   install_head(dir, torch::zeros({32, 32}, torch::kFloat64));
-  expect_load_error<CorruptFile>(dir, "must be a float32 32 x 32 matrix");
+  expect_load_error<CorruptFile>(dir, "(here 32 x 32), not W of type Double");
   write_file_atomic(join_path(dir, "head.pt"), "not a tensor archive");
   rewrite_manifest(dir, [](ModelManifest&) {});
   expect_load_error<CorruptFile>(dir, "cannot load the head " + join_path(dir, "head.pt"));
+}
+
+// An MLP head is the list W, W1, b1, W2, b2 (manifest head_kind "mlp"); its hidden width is W1's
+// rows, and every other tensor must agree with it.
+void install_mlp_head(const std::string& dir, const std::vector<torch::Tensor>& head, const std::string& kind = "mlp") {
+  torch::save(head, join_path(dir, "head.pt"));
+  rewrite_manifest(dir, [](ModelManifest& m) {
+    m.head_file = "head.pt";
+    m.files["head.pt"] = "";
+  });
+  auto manifest = nlohmann::json::parse(read_file(join_path(dir, "manifest.json")));
+  manifest["head_kind"] = kind;
+  write_file_atomic(join_path(dir, "manifest.json"), manifest.dump(2));
+}
+
+TEST(BertEncoder, AnMlpHeadAddsItsGeluBranchToTheLinearMapAndRefusesTensorsThatDisagree) {
+  const std::string plain_dir = kFixture, dir = fixture_copy();
+  torch::manual_seed(11);
+  const std::vector<torch::Tensor> head = {torch::randn({32, 32}), torch::randn({8, 32}), torch::randn({8}),
+                                           torch::randn({32, 8}), torch::randn({32})};
+  install_mlp_head(dir, head);
+  auto plain = Encoder::load(plain_dir, EncoderConfig{1});
+  auto encoder = Encoder::load(dir, EncoderConfig{1});
+  EXPECT_EQ(encoder->manifest().head_kind, HeadKind::kMlp);
+  const auto texts = texts_of(expected_sentences());
+  const Matrix pooled = plain->pooled_features(texts), got = encoder->encode(texts);
+  const auto f = torch::from_blob(const_cast<float*>(pooled.row(0)), {int64_t(pooled.rows()), 32});
+  const auto expected = torch::nn::functional::normalize(
+      f.matmul(head[0].t()) + torch::gelu(f.matmul(head[1].t()) + head[2]).matmul(head[3].t()) + head[4],
+      torch::nn::functional::NormalizeFuncOptions().dim(1));
+  for (std::size_t i = 0; i < got.rows(); ++i)
+    for (std::size_t j = 0; j < got.cols(); ++j) EXPECT_NEAR(got.row(i)[j], expected[long(i)][long(j)].item<float>(), 1e-5);
+
+  install_mlp_head(dir, {head[0], head[1], head[2], head[3]});
+  expect_load_error<CorruptFile>(dir, "W2 [embedding_dim x hidden], b2 [embedding_dim] (here 32 x 32), not 4 tensors");
+  install_mlp_head(dir, {head[0], head[1], head[2], torch::randn({32, 9}), head[4]});
+  expect_load_error<CorruptFile>(dir, "not W2 of shape 32 x 9");
+  install_mlp_head(dir, {head[0], torch::randn({8}), head[2], head[3], head[4]});
+  expect_load_error<CorruptFile>(dir, "not W1 of shape 8");
+  install_mlp_head(dir, head, "linear");
+  expect_load_error<CorruptFile>(dir, "(here 32 x 32), not 5 tensors (does the manifest's head_kind match the head file?)");
+  install_mlp_head(dir, head, "deep");
+  expect_load_error<CorruptFile>(dir, "manifest.json: unknown head kind 'deep' (expected linear or mlp)");
 }
 
 TEST(BertEncoder, AHeadWithoutAChecksumIsRefusedBeforeItIsRead) {

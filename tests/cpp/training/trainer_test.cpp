@@ -355,8 +355,8 @@ TEST(Train, AnMlpHeadAddsAGeluBranchToTheLinearHeadAndResumesToTheSameWeights) {
   auto trained = Encoder::load(config.output_dir);
   EXPECT_EQ(trained->manifest().head_kind, HeadKind::kMlp);
   EXPECT_EQ(trained->manifest().training["hyperparameters"]["head_hidden"], 8);
-  const auto head = load_head(HeadKind::kMlp, config.output_dir + "/head.pt");
-  const auto reference = load_head(HeadKind::kMlp, whole.output_dir + "/head.pt");
+  const auto head = load_head(config.output_dir + "/head.pt");
+  const auto reference = load_head(whole.output_dir + "/head.pt");
   ASSERT_EQ(head.size(), 5u);
   for (std::size_t i = 0; i < head.size(); ++i) EXPECT_TRUE(torch::equal(head[i], reference[i])) << i;
   const std::vector<std::string> texts = {"the man is playing guitar", "a cat is not eating food"};
