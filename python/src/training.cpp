@@ -164,7 +164,7 @@ Arguments:
     head_kind: the head head_only installs: "linear" (W f) or "mlp" (a residual two-layer MLP,
         W f + W2 gelu(W1 f + b1) + b2, starting as the identity). A base model's own head must be
         of this kind.
-    head_hidden: hidden units of an "mlp" head.
+    head_hidden: hidden units of a new "mlp" head (a base model's own head keeps its width).
     frozen_layers: partial fine-tuning: the token embeddings and this many bottom transformer
         layers stay as they are and only the layers above learn (no backward pass below them);
         0 = the whole network learns. ValueError for a model without numbered layers or a count

@@ -31,17 +31,17 @@ struct TokenBatch {
 // to its own longest when `width` is that longest. truncated and tokens stay with the whole batch.
 TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width);
 
-// A head of `kind` that maps a pooled vector of `pooled_width` to itself when embedding_dim ==
-// pooled_width: W the identity, and for kMlp a hidden layer of `hidden` units initialised as
-// torch.nn.Linear does (uniform in +-1/sqrt(fan in), from torch's generator) under a zero output
-// layer. Training from it starts at exactly the base model's embeddings.
-// The one reader and writer of head files: a linear head is the single tensor W (as every
-// head.pt before MLP heads), an MLP head the tensor list. The reader returns every tensor the
+// The one reader and writer of head files: a linear head is the single tensor W, an MLP head
+// the tensor list. The reader returns every tensor the
 // file holds (c10::Error when it is no tensor archive); set_head checks their count and shapes
 // against the manifest's head_kind.
 std::vector<torch::Tensor> load_head(const std::string& path);
 void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std::string& path);
 
+// A head of `kind` that maps a pooled vector of `pooled_width` to itself when embedding_dim ==
+// pooled_width: W the identity, and for kMlp a hidden layer of `hidden` units initialised as
+// torch.nn.Linear does (uniform in +-1/sqrt(fan in), from torch's generator) under a zero output
+// layer. Training from it starts at exactly the base model's embeddings.
 std::vector<torch::Tensor> starting_head(HeadKind kind, int64_t embedding_dim, int64_t pooled_width, int64_t hidden);
 
 class TorchTextModel {
