@@ -56,7 +56,7 @@ void add_model_options(CLI::App& cmd, training::TrainConfig& c) {
       "Train only a head on the pooled embedding (--head-kind); the network stays frozen and each text is encoded once");
   add_name_option(cmd, "--head-kind", c.head_kind, parse_head_kind,
                   "With --head-only: linear, or mlp (a residual two-layer MLP, W f + W2 gelu(W1 f + b1) + b2)");
-  cmd.add_option("--head-hidden", c.head_hidden, "Hidden units of an mlp head");
+  cmd.add_option("--head-hidden", c.head_hidden, "Hidden units of a new mlp head (a base model's own head keeps its width)");
   cmd.add_option("--frozen-layers", c.frozen_layers,
                  "Partial fine-tuning: keep the token embeddings and this many bottom layers as they are; only the "
                  "layers above learn (0 = the whole network)");
