@@ -62,7 +62,8 @@ def all_python_defaults(function):
 # hold (progress) are listed with None.
 ENCODER = {name: ("TrainConfig", name) for name in [
     "epochs", "batch_size", "learning_rate", "temperature", "sparsity", "hard_negative_weight", "weight_decay",
-    "warmup_ratio", "seed", "threads", "max_steps", "query_prefix", "model_name", "head_kind", "head_hidden", "frozen_layers", "checkpoint_every",
+    "warmup_ratio", "seed", "threads", "max_steps", "query_prefix", "model_name", "head_kind", "head_hidden",
+    "frozen_layers", "checkpoint_every",
     "resume", "dev_triples", "dense_model", "sparsity_scales"]} | {"head_only": ("TrainConfig", "trained_weights"), "progress": None}
 VERIFIER = {name: ("VerifierShape", name) for name in [
     "architecture", "map_size", "width", "patch", "feed_forward", "dropout"]} | {
