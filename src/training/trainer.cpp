@@ -295,12 +295,10 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   std::vector<torch::Tensor> params;
   FrozenBottomLayers frozen(module, head_only ? 0 : config.frozen_layers, manifest.name);
   if (!head_only) params = detail::trainable_parameters(module, manifest.name);
-  const std::size_t head_begin = params.size();  // the head's tensors are params[head_begin, end)
   for (torch::Tensor head : model.head()) {
     head.requires_grad_(true);
     params.push_back(head);
   }
-  const std::vector<torch::Tensor> head_parameters(params.begin() + std::ptrdiff_t(head_begin), params.end());
   torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(config.learning_rate)
                                             .weight_decay(config.weight_decay));
   std::optional<FrozenFeatures> anchor_features, document_features;
@@ -357,7 +355,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   // The network goes into the checkpoint only when it learns; the head whenever there is one.
   task.save_files = [&](const std::string& dir) {
     if (!head_only) module.save(join_path(dir, "model.pt"));
-    if (!head_parameters.empty()) save_head(model.head_kind(), head_parameters, join_path(dir, "head.pt"));
+    if (!model.head().empty()) save_head(model.head_kind(), model.head(), join_path(dir, "head.pt"));
     detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (!best_parameters.empty()) torch::save(best_parameters, join_path(dir, "best.pt"));
   };
@@ -366,9 +364,8 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
       auto saved = torch::jit::load(join_path(dir, "model.pt"), torch::kCPU);
       copy_state(saved, module, join_path(dir, "model.pt"));
     }
-    if (!head_parameters.empty()) {
-      detail::copy_tensors(load_head(join_path(dir, "head.pt")), head_parameters,
-                           join_path(dir, "head.pt"));
+    if (!model.head().empty()) {
+      detail::copy_tensors(load_head(join_path(dir, "head.pt")), model.head(), join_path(dir, "head.pt"));
     }
     detail::load_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (path_exists(join_path(dir, "best.pt"))) torch::load(best_parameters, join_path(dir, "best.pt"));

@@ -200,12 +200,18 @@ TEST(BertEncoder, EmbeddingDimDisagreeingWithTheModelIsCorruptFile) {
 }
 
 // Writes `head` as head.pt of `dir` and names it in the manifest (checksum included).
-void install_head(const std::string& dir, const torch::Tensor& head) {
-  torch::save(head, join_path(dir, "head.pt"));
-  rewrite_manifest(dir, [](ModelManifest& m) {
+// Points the manifest at head.pt, of `kind`, with no checksum recorded yet.
+void declare_head(const std::string& dir, HeadKind kind) {
+  rewrite_manifest(dir, [kind](ModelManifest& m) {
     m.head_file = "head.pt";
+    m.head_kind = kind;
     m.files["head.pt"] = "";
   });
+}
+
+void install_head(const std::string& dir, const torch::Tensor& head) {
+  torch::save(head, join_path(dir, "head.pt"));
+  declare_head(dir, HeadKind::kLinear);
 }
 
 TEST(BertEncoder, ALinearHeadMapsThePooledEmbeddingBeforeNormalisation) {
@@ -247,15 +253,10 @@ TEST(BertEncoder, AHeadOfTheWrongShapeOrNotATensorIsCorruptFile) {
 
 // An MLP head is the list W, W1, b1, W2, b2 (manifest head_kind "mlp"); its hidden width is W1's
 // rows, and every other tensor must agree with it.
-void install_mlp_head(const std::string& dir, const std::vector<torch::Tensor>& head, const std::string& kind = "mlp") {
+void install_mlp_head(const std::string& dir, const std::vector<torch::Tensor>& head,
+                      HeadKind kind = HeadKind::kMlp) {
   torch::save(head, join_path(dir, "head.pt"));
-  rewrite_manifest(dir, [](ModelManifest& m) {
-    m.head_file = "head.pt";
-    m.files["head.pt"] = "";
-  });
-  auto manifest = nlohmann::json::parse(read_file(join_path(dir, "manifest.json")));
-  manifest["head_kind"] = kind;
-  write_file_atomic(join_path(dir, "manifest.json"), manifest.dump(2));
+  declare_head(dir, kind);
 }
 
 TEST(BertEncoder, AnMlpHeadAddsItsGeluBranchToTheLinearMapAndRefusesTensorsThatDisagree) {
@@ -282,9 +283,12 @@ TEST(BertEncoder, AnMlpHeadAddsItsGeluBranchToTheLinearMapAndRefusesTensorsThatD
   expect_load_error<CorruptFile>(dir, "not W2 of shape 32 x 9");
   install_mlp_head(dir, {head[0], torch::randn({8}), head[2], head[3], head[4]});
   expect_load_error<CorruptFile>(dir, "not W1 of shape 8");
-  install_mlp_head(dir, head, "linear");
+  install_mlp_head(dir, head, HeadKind::kLinear);
   expect_load_error<CorruptFile>(dir, "(here 32 x 32), not 5 tensors (does the manifest's head_kind match the head file?)");
-  install_mlp_head(dir, head, "deep");
+  install_mlp_head(dir, head);
+  auto manifest = nlohmann::json::parse(read_file(join_path(dir, "manifest.json")));
+  manifest["head_kind"] = "deep";
+  write_file_atomic(join_path(dir, "manifest.json"), manifest.dump(2));
   expect_load_error<CorruptFile>(dir, "manifest.json: unknown head kind 'deep' (expected linear or mlp)");
 }
 
