@@ -84,9 +84,10 @@ def table_alpha():
 
 
 class Sick:
-    """The corpus, the query texts, the contradiction qrels and, per corpus id, the ids it entails
-    (per direction: entailment_AB = A entails B, entailment_BA = B entails A). Pair sentences are
-    mapped to corpus ids by exact text (SICK corpus texts are unique)."""
+    """The corpus, the query texts, the contradiction qrels and, per corpus id, the ids it entails and
+    the ids it contradicts by the pairs files' labels (per direction: entailment_AB = A entails B,
+    entailment_BA = B entails A). Pair sentences are mapped to corpus ids by exact text (SICK corpus
+    texts are unique)."""
 
     def __init__(self, args: argparse.Namespace):
         dataset = cp.load_beir(args.data)
@@ -100,6 +101,7 @@ class Sick:
         if not self.query_ids:
             raise SystemExit(f"--qrels: no query of {args.data} has judgements in {args.qrels}")
         self.entails = collections.defaultdict(set)
+        self.contradicts = collections.defaultdict(set)
         for path in args.pairs:
             with open(path, newline="") as f:
                 rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
@@ -114,6 +116,10 @@ class Sick:
                     self.entails[a].add(b)
                 if r["entailment_BA"].strip() == "B_entails_A":
                     self.entails[b].add(a)
+                if r["entailment_AB"].strip() == "A_contradicts_B":
+                    self.contradicts[a].add(b)
+                if r["entailment_BA"].strip() == "B_contradicts_A":
+                    self.contradicts[b].add(a)
 
     def entailed(self, query_id: str):
         return sorted(self.entails.get(query_id, ()))

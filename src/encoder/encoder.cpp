@@ -1,6 +1,5 @@
 #include "counterpoint/encoder/encoder.h"
 
-#include <dlfcn.h>
 #include <omp.h>
 #include <torch/torch.h>
 
@@ -53,10 +52,7 @@ void set_blas_threads(int threads) {
   using SetThreads = void (*)(int);
   // libtorch already loaded OpenBLAS (Debian's libblas.so.3 is OpenBLAS); another BLAS keeps
   // its own setting (OMP_NUM_THREADS / its own variables).
-  static const SetThreads set = []() -> SetThreads {
-    void* handle = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
-    return handle ? reinterpret_cast<SetThreads>(dlsym(handle, "openblas_set_num_threads")) : nullptr;
-  }();
+  static const SetThreads set = reinterpret_cast<SetThreads>(openblas_function("openblas_set_num_threads"));
   if (set) set(threads);
 }
 

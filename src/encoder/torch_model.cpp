@@ -3,8 +3,11 @@
 #include <torch/nn/functional/normalization.h>
 #include <torch/serialize.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -337,6 +340,30 @@ torch::Tensor TorchTextModel::pool(const torch::Tensor& states, const torch::Ten
 torch::Tensor TorchTextModel::token_states(const TokenBatch& batch) {
   auto states = forward(batch).first;
   return states * batch.attention_mask.unsqueeze(-1).to(states.dtype());
+}
+
+void* openblas_function(const char* name) {
+  void* handle = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  return handle ? dlsym(handle, name) : nullptr;
+}
+
+namespace {
+// Read when the library loads: libtorch reads the variable once, at its first kernel call, so a
+// value set later in the process would not be the one its kernels run under.
+const std::string kAtenCpuCapabilityAtLoad = [] {
+  const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+  return std::string(capability && *capability ? capability : "auto");
+}();
+}  // namespace
+
+NumericKernels numeric_kernels() {
+  NumericKernels kernels;
+  using GetConfig = char* (*)();
+  if (auto get_config = reinterpret_cast<GetConfig>(openblas_function("openblas_get_config"))) {
+    kernels.blas = get_config();
+  }
+  kernels.aten_cpu_capability = kAtenCpuCapabilityAtLoad;
+  return kernels;
 }
 
 }  // namespace counterpoint

@@ -67,6 +67,8 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
     }
   }
   m.training = training;
+  const NumericKernels kernels = numeric_kernels();
+  m.training["numerics"] = {{"blas", kernels.blas}, {"aten_cpu_capability", kernels.aten_cpu_capability}};
   m.save(dir);
 }
 

@@ -29,7 +29,8 @@ std::vector<torch::Tensor> trainable_parameters(torch::jit::Module& module, cons
 enum class NetworkWeights { kTrained, kUnchanged };
 
 // Saves `encoder`'s network as it is now (in eval mode) with its head, if any, and its tokenizer file into `dir`; the
-// manifest is the encoder's own with `name`, `query_prefix` and `training` (provenance). An
+// manifest is the encoder's own with `name`, `query_prefix` and `training` (provenance, to which
+// training.numerics adds the kernels that rounded it: torch_model.h's numeric_kernels). An
 // unchanged network is copied byte for byte from the encoder's directory rather than serialised
 // again, so the new model records the same network checksum as its base and
 // Encoder::shares_network_with recognises the pair (one forward pass gives E and Es). Files are

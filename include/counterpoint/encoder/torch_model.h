@@ -44,6 +44,20 @@ void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std:
 // layer. Training from it starts at exactly the base model's embeddings.
 std::vector<torch::Tensor> starting_head(HeadKind kind, int64_t embedding_dim, int64_t pooled_width, int64_t hidden);
 
+// A function of the OpenBLAS that libtorch loaded (Debian's libblas.so.3 is OpenBLAS), nullptr
+// under another BLAS.
+void* openblas_function(const char* name);
+
+// Which CPU kernels libtorch's arithmetic runs on in this process, as a trained model's manifest
+// records it (training.numerics). Training is bit-reproducible under the same kernels and command
+// only: on SICK the same seeded whole-network command gave byte-identical weights twice on one
+// machine and dev figures 0.0038 apart under ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Zen there.
+struct NumericKernels {
+  std::string blas;                 // openblas_get_config(), which names the core; "" under another BLAS
+  std::string aten_cpu_capability;  // $ATEN_CPU_CAPABILITY when the library loaded, or "auto" (libtorch picks by CPU)
+};
+NumericKernels numeric_kernels();
+
 class TorchTextModel {
  public:
   TorchTextModel(const std::string& model_dir, const ModelManifest& manifest, bool int8);

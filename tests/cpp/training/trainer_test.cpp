@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -134,6 +135,11 @@ TEST(Train, SparseCLLossDecreasesAndTheOutputIsALoadableModelDirectory) {
   EXPECT_EQ(m.training["data"], "synthetic test triples");
   EXPECT_EQ(m.training["base"]["name"], "tiny-random-test-model");
   EXPECT_EQ(m.training["base"]["model_sha256"], sha256_file(kTinyModel + "/model.pt"));
+  // The kernels that rounded the weights: libtorch's BLAS here is OpenBLAS, whose config names its core.
+  EXPECT_NE(m.training["numerics"]["blas"].get<std::string>().find("OpenBLAS "), std::string::npos);
+  EXPECT_EQ(m.training["numerics"]["blas"], numeric_kernels().blas);
+  const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+  EXPECT_EQ(m.training["numerics"]["aten_cpu_capability"], capability && *capability ? capability : "auto");
   EXPECT_NE(sha256_file(out + "/model.pt"), sha256_file(kTinyModel + "/model.pt"));
   EXPECT_EQ(sha256_file(out + "/vocab.json"), sha256_file(kTinyModel + "/vocab.json"));
   const auto embeddings = trained->encode({"the man is playing guitar"});
