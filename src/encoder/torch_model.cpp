@@ -343,7 +343,7 @@ torch::Tensor TorchTextModel::token_states(const TokenBatch& batch) {
 }
 
 void* openblas_function(const char* name) {
-  void* handle = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  static void* const handle = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);  // loaded by libtorch, or nullptr
   return handle ? dlsym(handle, name) : nullptr;
 }
 
