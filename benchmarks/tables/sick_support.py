@@ -96,6 +96,7 @@ class Sick:
         self.text_of = dict(zip(self.ids, self.texts))
         by_text = {t: i for i, t in zip(self.ids, self.texts)}
         self.query_text = {q.id: q.text for q in dataset.queries}
+        self.qrels_path = args.qrels
         self.qrels = {q: {d: g for d, g in docs.items() if g > 0} for q, docs in cp.load_qrels(args.qrels).items()}
         self.query_ids = sorted(q for q in self.qrels if q in self.query_text and self.qrels[q])
         if not self.query_ids:

@@ -81,7 +81,6 @@ def main() -> None:
         if not path.exists():
             raise SystemExit(f"{flag}: {path} does not exist")
     sick = ss.Sick(args)
-    sick.qrels_path = args.qrels
     command = ss.command_line(__file__)
     rows = [audit(r, sick, command) for r in args.runs]
     columns = [("run", "run"), ("queries", "queries"), ("ndcg@10", "nDCG@10 (qrels)"),

@@ -41,9 +41,7 @@ def sick(tmp_path):
     (tmp_path / "pairs_train.tsv").write_text(HEADER + pair(4, "s1", "s4", "A_contradicts_B", "B_neutral_A"))
     args = argparse.Namespace(data=str(tmp_path), qrels=str(tmp_path / "qrels" / "dev.tsv"),
                               pairs=[str(tmp_path / "pairs_dev.tsv"), str(tmp_path / "pairs_train.tsv")])
-    loaded = sick_support.Sick(args)
-    loaded.qrels_path = args.qrels
-    return loaded
+    return sick_support.Sick(args)
 
 
 def write_run(path, ranked):
