@@ -80,6 +80,11 @@ def main() -> None:
             [("--pairs", Path(p)) for p in args.pairs] + [("RUN", Path(r)) for r in args.runs]:
         if not path.exists():
             raise SystemExit(f"{flag}: {path} does not exist")
+    outputs = {(ss.RESULTS / f"{args.results_name}{suffix}").resolve() for suffix in (".json", ".md")}
+    inputs = [Path(p) for p in args.runs + [args.qrels] + args.pairs]
+    for path in inputs:
+        if path.resolve() in outputs:
+            raise SystemExit(f"--results-name: {args.results_name} would overwrite the input {path}")
     sick = ss.Sick(args)
     command = ss.command_line(__file__)
     rows = [audit(r, sick, command) for r in args.runs]

@@ -69,6 +69,15 @@ def test_a_run_without_the_judged_queries_is_refused_by_name(sick, tmp_path):
         sick_unlabelled.audit(run, sick, "cmd")
 
 
+def test_results_that_would_overwrite_an_input_are_refused_before_any_work(sick, tmp_path, monkeypatch):
+    run = write_run(tmp_path / "run.md", {"s1": ["s2"], "s5": ["s4"]})
+    monkeypatch.setattr(sys, "argv", ["sick_unlabelled.py", run, "--data", str(tmp_path),
+                                      "--results-name", str(tmp_path / "run")])
+    with pytest.raises(SystemExit, match="would overwrite the input"):
+        sick_unlabelled.main()
+    assert (tmp_path / "run.md").read_text().startswith("s1 Q0 s2 1")
+
+
 def test_negation_counts_only_when_the_query_lacks_it():
     assert sick_unlabelled.negates("The man isn't drawing", "The man is drawing")
     assert not sick_unlabelled.negates("Nobody is drawing", "No man is drawing")
