@@ -24,10 +24,12 @@ class FeatureCache {
   // Records live in <directory>/features/<feature key>.bin (created on first write).
   explicit FeatureCache(std::string directory = default_cache_directory());
 
-  // Rows of `texts` exactly as encoder.encode(texts, options) gives them: features found in the
-  // cache are reused, the others computed (one forward pass per batch of missing texts) and
-  // appended (a folder that cannot be written is reported once on stderr, and the rows are
-  // returned all the same). options.progress sees the texts computed.
+  // Rows of `texts` as encoder.encode(texts, options) gives them: features found in the cache are
+  // reused, the others computed (one forward pass per batch of missing texts) and appended (a
+  // folder that cannot be written is reported once on stderr, and the rows are returned all the
+  // same). options.progress sees the texts computed. A cached row keeps the rounding of the batch
+  // that first computed it (a text's vector moves by about 1e-7 from one batch to another), so
+  // results trained from a cache are reproducible bit for bit only from the same cache contents.
   Matrix encode(const Encoder& encoder, const std::vector<std::string>& texts, const EncodeOptions& options = {});
   // E and Es rows as Encoder::encode_both gives them; one set of features when the two share
   // their network, else each encoder's own.
