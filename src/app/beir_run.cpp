@@ -132,6 +132,8 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   }
   report.alpha = retriever.alpha_for(search);
   report.scale = retriever.scale_for(search);
+  // Stage 1 does not depend on alpha: its candidates are found once and rescored at every alpha.
+  const auto candidates = retriever.find_candidates(encoded, search);
   if (options.tune_alpha) {
     eval::AlphaSearch alpha_search;
     alpha_search.kind = *options.tune_alpha;
@@ -139,7 +141,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
         [&](double a) {
           auto o = search;
           o.alpha = float(a);
-          return eval::evaluate(eval::ranked_run(ids, retriever.search_encoded(encoded, o)), qrels, {"ndcg@10"},
+          return eval::evaluate(eval::ranked_run(ids, retriever.rescore(encoded, candidates, o)), qrels, {"ndcg@10"},
                                 eval_options)
               .mean.at("ndcg@10");
         },
@@ -149,7 +151,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
     report.alpha.source = retrieval::AlphaChoice::Source::kTuned;
     report.alpha.tuned_by = "the " + eval::to_string(alpha_search.kind) + " search on " + options.qrels;
   }
-  const auto run = eval::ranked_run(ids, retriever.search_encoded(encoded, search));
+  const auto run = eval::ranked_run(ids, retriever.rescore(encoded, candidates, search));
   if (!options.out.empty()) data::write_trec_run(options.out, run);
   report.queries = queries.size();
   report.k = search.k;

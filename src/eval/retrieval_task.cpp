@@ -43,13 +43,14 @@ TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_
   search.candidates = std::min<std::size_t>(100, task.doc_ids.size());
   search.k = std::min<std::size_t>(10, search.candidates);  // nDCG@10; a smaller task ranks all it has
   const auto encoded = retriever.encode_queries(task.query_texts, search);
+  const auto candidates = retriever.find_candidates(encoded, search);  // the same at every alpha and scale
   float scale = 0.0f;
   const auto ndcg = [&](double alpha) {
     auto options = search;
     options.alpha = float(alpha);
     options.sparsity.scale = scale;
     if (alpha == 0.0) options.scorer = retrieval::Scorer::kCosine;
-    return evaluate(ranked_run(task.query_ids, retriever.search_encoded(encoded, options)), task.qrels, {"ndcg@10"})
+    return evaluate(ranked_run(task.query_ids, retriever.rescore(encoded, candidates, options)), task.qrels, {"ndcg@10"})
         .mean.at("ndcg@10");
   };
   TaskAlphaTuning tuning;

@@ -318,7 +318,7 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
   return c;
 }
 
-std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q, Candidates& c,
+std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q, const Candidates& c,
                                    const SearchOptions& options, float alpha,
                                    const scoring::SparsityOptions& sparsity_options) const {
   const std::size_t n = c.slots.size();
@@ -372,46 +372,95 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
 
 std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& queries,
                                                         const SearchOptions& options) const {
-  validate(queries, options);
-  const float alpha = options.scorer == Scorer::kSparsity ? alpha_for(options).value : 0.0f;
-  scoring::SparsityOptions sparsity = options.sparsity;
-  if (options.scorer == Scorer::kSparsity) sparsity.scale = scale_for(options).value;
-  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
-  std::vector<std::vector<Hit>> results(n);
-  if (n == 0 || index_->size() == 0) return results;
+  return rescore(queries, find_candidates(queries, options), options);
+}
 
-  std::size_t most_excluded = 0;
-  for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
-  index::SearchResult dense;
-  const bool use_dense = options.stage1 != Stage1::kBm25;
-  // More candidates than live documents cannot be found: capping K at the index size keeps a
-  // huge `candidates` from allocating candidates x queries result slots (1e9 took 12 GB).
-  const std::size_t depth = std::min(options.candidates, index_->size()) + most_excluded;
-  if (use_dense) dense = index_->search(queries.dense, depth, options.dense_params);
+namespace {
 
-  // Queries are independent and the index is safe for concurrent reads; the first failure
-  // is re-thrown once all workers stop.
-  // One query runs on the calling thread outside any parallel region: an inactive region around it
-  // (`parallel if (n > 1)`) would make stage 2's own team a nested one, started afresh on every
-  // call (4.0 ms against 0.9 ms serial for one ArguAna query at K = 1,000).
+// Runs body(q) for every query: one query on the calling thread outside any parallel region (an
+// inactive region around it, `parallel if (n > 1)`, would make stage 2's own team a nested one,
+// started afresh on every call: 4.0 ms against 0.9 ms serial for one ArguAna query at K = 1,000),
+// more over OpenMP's threads. Queries are independent and the index is safe for concurrent reads;
+// the first failure is re-thrown once all workers stop.
+template <typename Body>
+void for_each_query(std::size_t n, const Body& body) {
   if (n == 1) {
-    Candidates c = stage1(queries, 0, options, use_dense ? &dense : nullptr);
-    results[0] = stage2(queries, 0, c, options, alpha, sparsity);
-    return results;
+    body(0);
+    return;
   }
   std::exception_ptr failure;
   std::mutex failure_mutex;
 #pragma omp parallel for schedule(dynamic)
   for (std::size_t q = 0; q < n; ++q) {
     try {
-      Candidates c = stage1(queries, q, options, use_dense ? &dense : nullptr);
-      results[q] = stage2(queries, q, c, options, alpha, sparsity);
+      body(q);
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
     }
   }
   if (failure) std::rethrow_exception(failure);
+}
+
+bool same_stage1(const SearchOptions& a, const SearchOptions& b) {
+  return a.stage1 == b.stage1 && a.candidates == b.candidates &&
+         (a.stage1 != Stage1::kHybrid ||
+          (a.fusion == b.fusion && a.fusion_lambda == b.fusion_lambda && a.rrf_k == b.rrf_k)) &&
+         a.dense_params.ef_search == b.dense_params.ef_search && a.dense_params.nprobe == b.dense_params.nprobe;
+}
+
+}  // namespace
+
+std::size_t Retriever::CandidateSet::queries() const { return per_query_ ? per_query_->size() : 0; }
+
+Retriever::CandidateSet Retriever::find_candidates(const EncodedQueries& queries, const SearchOptions& options) const {
+  validate(queries, options);
+  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
+  auto per_query = std::make_shared<std::vector<Candidates>>(n);
+  CandidateSet set;
+  set.stage1_options_ = options;
+  set.retriever_ = this;
+  set.encoded_ = &queries;
+  set.index_size_ = index_->size();
+  set.index_slots_ = index_->slot_capacity();
+  if (n > 0 && index_->size() > 0) {
+    std::size_t most_excluded = 0;
+    for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
+    index::SearchResult dense;
+    const bool use_dense = options.stage1 != Stage1::kBm25;
+    // More candidates than live documents cannot be found: capping K at the index size keeps a
+    // huge `candidates` from allocating candidates x queries result slots (1e9 took 12 GB).
+    const std::size_t depth = std::min(options.candidates, index_->size()) + most_excluded;
+    if (use_dense) dense = index_->search(queries.dense, depth, options.dense_params);
+    for_each_query(n, [&](std::size_t q) { (*per_query)[q] = stage1(queries, q, options, use_dense ? &dense : nullptr); });
+  }
+  set.per_query_ = std::move(per_query);
+  return set;
+}
+
+std::vector<std::vector<Hit>> Retriever::rescore(const EncodedQueries& queries, const CandidateSet& candidates,
+                                                 const SearchOptions& options) const {
+  if (candidates.retriever_ != this || candidates.encoded_ != &queries) {
+    throw InvalidArgument("rescore: these candidates were found by another retriever or for other encoded queries; "
+                          "call find_candidates with this retriever and these queries");
+  }
+  if (candidates.index_size_ != index_->size() || candidates.index_slots_ != index_->slot_capacity()) {
+    throw InvalidArgument("rescore: documents were added to or removed from the index since these candidates were "
+                          "found; find them again");
+  }
+  if (!same_stage1(candidates.stage1_options_, options)) {
+    throw InvalidArgument("rescore: the candidates were found with other stage-1 options (stage1, fusion, "
+                          "fusion_lambda, rrf_k, candidates, ef_search, nprobe) than these; find them again");
+  }
+  validate(queries, options);
+  const float alpha = options.scorer == Scorer::kSparsity ? alpha_for(options).value : 0.0f;
+  scoring::SparsityOptions sparsity = options.sparsity;
+  if (options.scorer == Scorer::kSparsity) sparsity.scale = scale_for(options).value;
+  const auto& per_query = *candidates.per_query_;
+  std::vector<std::vector<Hit>> results(per_query.size());
+  if (index_->size() == 0) return results;
+  for_each_query(per_query.size(),
+                 [&](std::size_t q) { results[q] = stage2(queries, q, per_query[q], options, alpha, sparsity); });
   return results;
 }
 

@@ -126,6 +126,8 @@ ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* spa
 std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha, const ScaleChoice& scale = {});
 
 class Retriever {
+  struct Candidates;  // one query's stage-1 candidates (slots, cosines, BM25 and stage-1 scores)
+
  public:
   // `sparse_encoder` is needed for the sparsity scorer, `verifier` for the verifier scorer.
   Retriever(std::shared_ptr<const index::DocumentIndex> index, std::shared_ptr<const Encoder> encoder,
@@ -144,6 +146,30 @@ class Retriever {
   std::vector<std::vector<Hit>> search_encoded(const EncodedQueries& queries,
                                                const SearchOptions& options) const;
 
+  // Stage 1's candidates for a batch of encoded queries. They depend on the queries and on the
+  // stage-1 options (stage1, fusion, fusion_lambda, rrf_k, candidates, dense_params), never on the
+  // scorer, alpha or scale: a caller that scores the same queries many ways (alpha tuning) finds
+  // them once and rescores them, instead of repeating the dense and BM25 searches every time.
+  class CandidateSet {
+   public:
+    std::size_t queries() const;
+
+   private:
+    friend class Retriever;
+    std::shared_ptr<const std::vector<Candidates>> per_query_;
+    SearchOptions stage1_options_;
+    const Retriever* retriever_ = nullptr;
+    const EncodedQueries* encoded_ = nullptr;
+    std::size_t index_size_ = 0, index_slots_ = 0;  // live documents and slots ever assigned: any add or
+                                                     // remove since changes one of them
+  };
+  CandidateSet find_candidates(const EncodedQueries& queries, const SearchOptions& options) const;
+  // Stage 2 over `candidates`: exactly search_encoded(queries, options). InvalidArgument when the
+  // candidates were found by another retriever, for another EncodedQueries object, before a
+  // document was added or removed, or with other stage-1 options than `options`.
+  std::vector<std::vector<Hit>> rescore(const EncodedQueries& queries, const CandidateSet& candidates,
+                                        const SearchOptions& options) const;
+
   // The alpha a search with `options` uses and where it came from (choose_alpha over this
   // retriever's Es): the faces print or return it beside the hits.
   AlphaChoice alpha_for(const SearchOptions& options) const;
@@ -155,10 +181,9 @@ class Retriever {
   const Encoder* sparse_encoder() const { return sparse_encoder_.get(); }
 
  private:
-  struct Candidates;
   Candidates stage1(const EncodedQueries& queries, std::size_t q, const SearchOptions& options,
                     const index::SearchResult* dense) const;
-  std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, Candidates& candidates,
+  std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, const Candidates& candidates,
                           const SearchOptions& options, float alpha, const scoring::SparsityOptions& sparsity) const;
   void validate(const EncodedQueries& queries, const SearchOptions& options) const;
 

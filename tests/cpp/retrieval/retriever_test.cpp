@@ -152,6 +152,77 @@ TEST(Retriever, HybridFusionCountsDocumentsFoundByOneListOnly) {
   EXPECT_NEAR(hits[0][0].score, hits[0][0].stage1, 1e-6);
 }
 
+// Alpha tuning finds the candidates once and rescores them at every alpha: each rescoring is the
+// search it stands for, hit for hit and score for score, on every stage-1 source.
+TEST(Retriever, RescoringFoundCandidatesIsTheSearchAtEveryAlpha) {
+  auto f = make_fixture();
+  f.queries.texts = {"cats sleep"};
+  Retriever retriever(f.index, nullptr);
+  for (Stage1 source : {Stage1::kDense, Stage1::kBm25, Stage1::kHybrid}) {
+    SearchOptions options = sparsity_search(4, Stance::kAttack);
+    options.candidates = 4;
+    options.stage1 = source;
+    options.fusion_lambda = 0.5f;
+    const auto candidates = retriever.find_candidates(f.queries, options);
+    EXPECT_EQ(candidates.queries(), 1u);
+    for (float alpha : {0.0f, 0.3f, 1.0f, 5.0f}) {
+      options.alpha = alpha;
+      const auto searched = retriever.search_encoded(f.queries, options);
+      const auto rescored = retriever.rescore(f.queries, candidates, options);
+      ASSERT_EQ(rescored.size(), 1u);
+      ASSERT_EQ(ids(rescored[0]), ids(searched[0])) << to_string(source) << " alpha " << alpha;
+      for (std::size_t i = 0; i < searched[0].size(); ++i) {
+        EXPECT_EQ(rescored[0][i].score, searched[0][i].score);
+        EXPECT_EQ(rescored[0][i].stage1, searched[0][i].stage1);
+      }
+    }
+  }
+  // Stage 1 never read alpha: rescoring at alpha 0 and 5 ranks "para" then "contra" apart.
+  SearchOptions cosine_first = sparsity_search(1, Stance::kAttack);
+  const auto candidates = retriever.find_candidates(f.queries, cosine_first);
+  cosine_first.alpha = 0.0f;
+  EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine_first)[0][0].id, "para");
+  cosine_first.alpha = 5.0f;
+  EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine_first)[0][0].id, "contra");
+}
+
+TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr), other(f.index, nullptr);
+  SearchOptions options = sparsity_search(2, Stance::kAttack);
+  options.candidates = 3;
+  const auto candidates = retriever.find_candidates(f.queries, options);
+  const auto expect_refused = [&](const EncodedQueries& queries, const SearchOptions& o, const Retriever& r,
+                                  const std::string& says) {
+    try {
+      r.rescore(queries, candidates, o);
+      ADD_FAILURE() << "rescored although " << says;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  SearchOptions deeper = options;
+  deeper.candidates = 4;
+  expect_refused(f.queries, deeper, retriever, "other stage-1 options");
+  SearchOptions fused = options;
+  fused.stage1 = Stage1::kHybrid;
+  expect_refused(f.queries, fused, retriever, "other stage-1 options");
+  expect_refused(f.queries, options, other, "another retriever");
+  const EncodedQueries copy = f.queries;
+  expect_refused(copy, options, retriever, "other encoded queries");
+  // What stage 2 alone reads may change: k, the scorer, alpha.
+  SearchOptions cosine = options;
+  cosine.scorer = Scorer::kCosine;
+  cosine.k = 3;
+  EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine)[0].size(), 3u);
+  // A document removed and another added since (the same count) make the candidates stale.
+  f.index->remove({"far"});
+  const Matrix dense = rows({{1, 0, 0, 0}}), sparse = rows({{0, 1, 0, 0}});
+  f.index->add({"cats sleep all day"}, {"new"}, dense, sparse);
+  ASSERT_EQ(f.index->size(), 4u);
+  expect_refused(f.queries, options, retriever, "added to or removed from the index");
+}
+
 TEST(Retriever, Bm25AloneNeedsOnlyTheQueryTexts) {
   auto f = make_fixture();
   EncodedQueries texts_only;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Hybrid stage 1 under the SparseCL scorer: Relative Score Fusion of E's cosine and BM25, fused =
+# n(cos) + lambda * n(bm25) over each query's candidates (n: min-max), with and without the sparsity
+# term: fused + alpha * Hoyer(Es(q) - Es(p)), alpha tuned on dev at each lambda (interval search).
+# Contradictions keep most of their query's words, so BM25 is evidence a dense stage misses; the
+# table shows, per E, which lambda dev picks and what the sparsity term adds on top of the fusion.
+#
+#   benchmarks/tables/hybrid_sparsecl.sh [--set sick|arguana] [--data DIR] [--qrels FILE]
+#       [--models "E ..."] [--sparse-models "ES ..."] [--lambdas "0.1 0.2 ..."]
+#
+# Every E is paired with every Es. Both are models of results/contradiction_table_all-minilm-l6-v2
+# (default, SICK: zero-shot all-minilm-l6-v2 and the 3-epoch CL E; the linear and the MLP SparseCL
+# heads over the frozen network); an absent one is trained first by the command that table records. Writes
+# benchmarks/results/hybrid_sparsecl_<set>.{json,md}.
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+
+SET=sick QRELS="" LAMBDAS="0.05 0.1 0.2 0.3 0.5 1 2" MODELS="" SPARSE=""
+parse_options --set SET --qrels QRELS --models MODELS --sparse-models SPARSE --lambdas LAMBDAS -- "$@"
+resolve_set "$SET" "$QRELS"
+if [[ "$SET" == sick ]]; then
+  MODELS="${MODELS:-all-minilm-l6-v2 benchmarks/results/tmp/models/all-minilm-l6-v2-sick-cl-3ep}"
+  SPARSE="${SPARSE:-benchmarks/results/tmp/models/all-minilm-l6-v2-sick-sparsecl-hoyer-head-only--lr-1e-3--5-epochs
+          benchmarks/results/tmp/models/all-minilm-l6-v2-sick-sparsecl-hoyer-mlp-head}"
+fi
+[[ -n "$MODELS" && -n "$SPARSE" ]] || { echo "--set $SET: give --models and --sparse-models (SICK has defaults)" >&2; exit 2; }
+for lambda in $LAMBDAS; do
+  [[ "$lambda" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "--lambdas: '$lambda' is not a non-negative number" >&2; exit 2; }
+done
+
+# Models are named relative to the checkout, as the contradiction table records them.
+cd "$ROOT"
+# shellcheck disable=SC2086
+"$PY" - $MODELS $SPARSE <<'PY'
+import sys
+sys.path.insert(0, "benchmarks/lib")
+from rerun_row import ensure_models, rows
+argv = [a for m in sys.argv[1:] for a in ("--model", m)]
+ensure_models(argv, list(rows("contradiction_table_all-minilm-l6-v2")))
+PY
+
+TABLE="hybrid_sparsecl_$SET"
+start_table "$TABLE"
+for model in $MODELS; do
+  tag="$(basename "$model")"
+  run=(/usr/bin/time -v "$CLI" run --dataset "$DATA/$SET" --qrels "$SET_QRELS" --threads "$THREADS"
+       --metrics ndcg@10,recall@100 --model "$model")
+  for lambda in $LAMBDAS; do
+    record_run "$tag, hybrid lambda $lambda, cosine" "$SET" eval -- "${run[@]}" --stage1 hybrid --lambda "$lambda" \
+      --index-cache "$CACHE/indexes/$SET-$tag"
+    for sparse in $SPARSE; do
+      sparse_tag="$(basename "$sparse")"
+      record_run "$tag, hybrid lambda $lambda + $sparse_tag, alpha tuned on dev" "$SET" eval -- "${run[@]}" \
+        --stage1 hybrid --lambda "$lambda" --sparse-model "$sparse" --scorer hoyer --tune-alpha interval \
+        --index-cache "$CACHE/indexes/$SET-$tag+$sparse_tag"
+    done
+  done
+done
+
+write_table "$TABLE" "Hybrid stage 1 (RSF of cosine and BM25) with and without the SparseCL term, $SET dev nDCG@10" \
+  label,ndcg@10,recall@100,alpha,seconds,cpu_seconds \
+  "fused = n(cos) + lambda * n(bm25) over the candidates (min-max n); '+ Es' adds alpha * Hoyer(Es(q) - Es(p)), alpha tuned on dev. CPU seconds from /usr/bin/time (2 cores)."
