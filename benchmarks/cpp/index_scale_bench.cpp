@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/index/document_index.h"
 
@@ -100,9 +101,7 @@ double peak_rss_mib() {
   return -1.0;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using bench_support::seconds_since;
 
 }  // namespace
 

@@ -6,9 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "bench_support.h"
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/scoring/pooled.h"
 
@@ -21,14 +21,7 @@ using scoring::KernelIsa;
 constexpr std::size_t kCandidates = 1000;
 constexpr std::size_t kWidth = 512;
 
-Matrix unit_rows(std::size_t rows, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  Matrix m(rows, kWidth);
-  for (float& v : m.values()) v = normal(rng);
-  counterpoint::normalize_rows(m);
-  return m;
-}
+Matrix unit_rows(std::size_t rows, unsigned seed) { return counterpoint::bench_support::unit_rows(rows, kWidth, seed); }
 
 struct Inputs {
   Matrix query_dense = unit_rows(1, 1);

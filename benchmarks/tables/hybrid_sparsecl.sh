@@ -24,18 +24,21 @@ if [[ "$SET" == sick ]]; then
 fi
 [[ -n "$MODELS" && -n "$SPARSE" ]] || { echo "--set $SET: give --models and --sparse-models (SICK has defaults)" >&2; exit 2; }
 for lambda in $LAMBDAS; do
-  [[ "$lambda" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "--lambdas: '$lambda' is not a non-negative number" >&2; exit 2; }
+  [[ "$lambda" =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] ||
+    { echo "--lambdas: '$lambda' is not a non-negative number" >&2; exit 2; }
 done
 
 # Models are named relative to the checkout, as the contradiction table records them.
+SET_QRELS="$(realpath "$SET_QRELS")"
 cd "$ROOT"
 # shellcheck disable=SC2086
 "$PY" - $MODELS $SPARSE <<'PY'
 import sys
 sys.path.insert(0, "benchmarks/lib")
 from rerun_row import ensure_models, rows
-argv = [a for m in sys.argv[1:] for a in ("--model", m)]
-ensure_models(argv, list(rows("contradiction_table_all-minilm-l6-v2")))
+recorded = list(rows("contradiction_table_all-minilm-l6-v2"))
+for model in sys.argv[1:]:  # one at a time: ensure_models reads one --model per command
+    ensure_models(["--model", model], recorded)
 PY
 
 TABLE="hybrid_sparsecl_$SET"

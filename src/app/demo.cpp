@@ -62,8 +62,10 @@ DemoReport run_demo(const DemoOptions& options) {
   std::vector<std::string> texts;
   for (const auto& q : dataset.queries) texts.push_back(q.text);
   const auto encoded = retriever.encode_queries(texts, contradiction);
-  const auto by_cosine = retriever.search_encoded(encoded, cosine_only);
-  const auto by_contradiction = retriever.search_encoded(encoded, contradiction);
+  // Both scorers rank the same stage-1 candidates.
+  const auto candidates = retriever.find_candidates(encoded, contradiction);
+  const auto by_cosine = retriever.rescore(encoded, candidates, cosine_only);
+  const auto by_contradiction = retriever.rescore(encoded, candidates, contradiction);
   for (std::size_t i = 0; i < texts.size(); ++i) {
     DemoQuery q{dataset.queries[i], by_cosine[i], by_contradiction[i], std::nullopt};
     if (!q.by_contradiction.empty()) {

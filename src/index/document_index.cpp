@@ -6,6 +6,7 @@
 #include <faiss/impl/IDSelector.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -335,6 +336,7 @@ void DocumentIndex::add(const std::vector<std::string>& texts, const std::vector
   if (st.is_ivf() && !st.faiss && st.slots >= st.min_training_rows()) {
     st.train_ivf(st.dense_rows.data(), st.slots);
   }
+  st.generation = next_generation();
 }
 
 void DocumentIndex::remove(const std::vector<std::string>& ids) {
@@ -358,6 +360,7 @@ void DocumentIndex::remove(const std::vector<std::string>& ids) {
     if (st.options.store_token_embeddings) st.tokens[slot] = Matrix(0, st.options.token_dim);
     --st.live;
   }
+  if (!doomed.empty()) st.generation = next_generation();
 }
 
 void DocumentIndex::train(MatrixView sample) {
@@ -373,6 +376,7 @@ void DocumentIndex::train(MatrixView sample) {
   std::vector<float> rows = prepared_rows(sample, st.options.normalize_dense);
   std::unique_lock lock(st.mutex);
   st.train_ivf(rows.data(), sample.rows);
+  st.generation = next_generation();
 }
 
 bool DocumentIndex::is_trained() const {
@@ -386,6 +390,16 @@ std::size_t DocumentIndex::min_training_rows() const { return state_->is_ivf() ?
 std::size_t DocumentIndex::size() const {
   std::shared_lock lock(state_->mutex);
   return state_->live;
+}
+
+std::uint64_t next_generation() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+std::uint64_t DocumentIndex::generation() const {
+  std::shared_lock lock(state_->mutex);
+  return state_->generation;
 }
 
 std::size_t DocumentIndex::slot_capacity() const {

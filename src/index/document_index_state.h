@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include <Eigen/Core>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -44,6 +45,10 @@ class WriterPreferringMutex {
 
 enum class IndexKind { kFlat, kHnsw, kIvf, kIvfPq };
 
+// A value no index state has had before in this process: a new state's generation, and each
+// add, remove or train's (DocumentIndex::generation).
+std::uint64_t next_generation();
+
 // Parses IndexOptions::kind; InvalidArgument for an unknown name.
 IndexKind parse_index_kind(const std::string& kind);
 
@@ -68,6 +73,7 @@ struct DocumentIndex::State {
   std::size_t live = 0;
   std::unordered_map<std::string, Slot> slot_by_id;  // live documents only
   std::optional<Bm25Index> bm25;
+  std::uint64_t generation = next_generation();
 
   bool is_live(Slot s) const {
     return s >= 0 && std::size_t(s) < slots && (live_bits[std::size_t(s) / 8] >> (s % 8) & 1);

@@ -1,6 +1,7 @@
 #include "counterpoint/retrieval/retriever.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -138,10 +139,46 @@ struct Retriever::Candidates {
   std::vector<float> stage1;
 };
 
+namespace {
+
+std::uint64_t next_retriever_id() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
+// FNV-1a over everything stage 1 reads from the queries, so rescore can tell other queries from
+// these (a copy of them passes).
+std::uint64_t stage1_fingerprint(const EncodedQueries& queries) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  const auto mix_size = [&mix](std::size_t n) { mix(&n, sizeof n); };
+  const auto mix_text = [&](const std::string& t) {
+    mix_size(t.size());
+    mix(t.data(), t.size());
+  };
+  mix_size(queries.texts.size());
+  for (const auto& t : queries.texts) mix_text(t);
+  mix_size(queries.dense.rows());
+  mix_size(queries.dense.cols());
+  mix(queries.dense.data(), queries.dense.rows() * queries.dense.cols() * sizeof(float));
+  mix_size(queries.exclude.size());
+  for (const auto& ids : queries.exclude) {
+    mix_size(ids.size());
+    for (const auto& id : ids) mix_text(id);
+  }
+  return h;
+}
+
+}  // namespace
+
 Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::shared_ptr<const Encoder> encoder,
                      std::shared_ptr<const Encoder> sparse_encoder,
                      std::shared_ptr<const scoring::MapVerifier> verifier)
-    : index_(std::move(index)),
+    : id_(next_retriever_id()),
+      index_(std::move(index)),
       encoder_(std::move(encoder)),
       sparse_encoder_(std::move(sparse_encoder)),
       verifier_(std::move(verifier)) {
@@ -372,6 +409,11 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
 
 std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& queries,
                                                         const SearchOptions& options) const {
+  validate(queries, options);
+  if (options.scorer == Scorer::kSparsity) {  // a bad alpha or scale is reported before any search runs
+    alpha_for(options);
+    scale_for(options);
+  }
   return rescore(queries, find_candidates(queries, options), options);
 }
 
@@ -384,6 +426,7 @@ namespace {
 // the first failure is re-thrown once all workers stop.
 template <typename Body>
 void for_each_query(std::size_t n, const Body& body) {
+  if (n == 0) return;
   if (n == 1) {
     body(0);
     return;
@@ -419,10 +462,9 @@ Retriever::CandidateSet Retriever::find_candidates(const EncodedQueries& queries
   auto per_query = std::make_shared<std::vector<Candidates>>(n);
   CandidateSet set;
   set.stage1_options_ = options;
-  set.retriever_ = this;
-  set.encoded_ = &queries;
-  set.index_size_ = index_->size();
-  set.index_slots_ = index_->slot_capacity();
+  set.retriever_ = id_;
+  set.index_generation_ = index_->generation();
+  set.queries_ = stage1_fingerprint(queries);
   if (n > 0 && index_->size() > 0) {
     std::size_t most_excluded = 0;
     for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
@@ -440,13 +482,20 @@ Retriever::CandidateSet Retriever::find_candidates(const EncodedQueries& queries
 
 std::vector<std::vector<Hit>> Retriever::rescore(const EncodedQueries& queries, const CandidateSet& candidates,
                                                  const SearchOptions& options) const {
-  if (candidates.retriever_ != this || candidates.encoded_ != &queries) {
-    throw InvalidArgument("rescore: these candidates were found by another retriever or for other encoded queries; "
-                          "call find_candidates with this retriever and these queries");
+  if (!candidates.per_query_) {
+    throw InvalidArgument("rescore: the candidate set holds no candidates (default-constructed or moved from); "
+                          "call find_candidates");
   }
-  if (candidates.index_size_ != index_->size() || candidates.index_slots_ != index_->slot_capacity()) {
-    throw InvalidArgument("rescore: documents were added to or removed from the index since these candidates were "
-                          "found; find them again");
+  if (candidates.retriever_ != id_) {
+    throw InvalidArgument("rescore: these candidates were found by another retriever; call find_candidates on this one");
+  }
+  if (candidates.queries_ != stage1_fingerprint(queries)) {
+    throw InvalidArgument("rescore: these candidates were found for other queries (their texts, E rows or "
+                          "exclusions differ); find them again");
+  }
+  if (candidates.index_generation_ != index_->generation()) {
+    throw InvalidArgument("rescore: the index changed (add, remove or train) since these candidates were found; "
+                          "find them again");
   }
   if (!same_stage1(candidates.stage1_options_, options)) {
     throw InvalidArgument("rescore: the candidates were found with other stage-1 options (stage1, fusion, "

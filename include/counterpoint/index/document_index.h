@@ -130,6 +130,9 @@ class DocumentIndex {
 
   std::size_t size() const;           // live documents
   std::size_t slot_capacity() const;  // slots ever assigned (live and removed)
+  // Changes with every add, remove or train, and differs between index objects: what a caller
+  // derived from the index (retrieval::Retriever::CandidateSet) is current while it is unchanged.
+  std::uint64_t generation() const;
   bool contains(const std::string& id) const;
   std::optional<Slot> slot_of(const std::string& id) const;
   bool is_live(Slot slot) const;

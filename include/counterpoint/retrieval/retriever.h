@@ -156,17 +156,17 @@ class Retriever {
 
    private:
     friend class Retriever;
-    std::shared_ptr<const std::vector<Candidates>> per_query_;
+    std::shared_ptr<const std::vector<Candidates>> per_query_;  // null: default-constructed or moved from
     SearchOptions stage1_options_;
-    const Retriever* retriever_ = nullptr;
-    const EncodedQueries* encoded_ = nullptr;
-    std::size_t index_size_ = 0, index_slots_ = 0;  // live documents and slots ever assigned: any add or
-                                                     // remove since changes one of them
+    std::uint64_t retriever_ = 0;         // Retriever::id_ of the retriever that found them
+    std::uint64_t index_generation_ = 0;  // DocumentIndex::generation() when they were found
+    std::uint64_t queries_ = 0;           // fingerprint of what stage 1 read: texts, E rows, exclusions
   };
   CandidateSet find_candidates(const EncodedQueries& queries, const SearchOptions& options) const;
   // Stage 2 over `candidates`: exactly search_encoded(queries, options). InvalidArgument when the
-  // candidates were found by another retriever, for another EncodedQueries object, before a
-  // document was added or removed, or with other stage-1 options than `options`.
+  // set holds none (default-constructed or moved from), was found by another retriever, for
+  // queries whose texts, E rows or exclusions differ, before the index changed (add, remove,
+  // train), or with other stage-1 options than `options`.
   std::vector<std::vector<Hit>> rescore(const EncodedQueries& queries, const CandidateSet& candidates,
                                         const SearchOptions& options) const;
 
@@ -187,6 +187,7 @@ class Retriever {
                           const SearchOptions& options, float alpha, const scoring::SparsityOptions& sparsity) const;
   void validate(const EncodedQueries& queries, const SearchOptions& options) const;
 
+  std::uint64_t id_;  // unique in the process: tells CandidateSets of different retrievers apart
   std::shared_ptr<const index::DocumentIndex> index_;
   std::shared_ptr<const Encoder> encoder_;
   std::shared_ptr<const Encoder> sparse_encoder_;

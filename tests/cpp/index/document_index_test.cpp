@@ -180,6 +180,30 @@ TEST(DocumentIndex, ExplicitTrainNeedsEnoughRows) {
   EXPECT_TRUE(index.is_trained());
 }
 
+// What a caller derived from an index (stage-1 candidates kept for rescoring) is current while the
+// generation is unchanged: searches leave it alone; add, remove and train each change it; two
+// indexes, a loaded one included, never share one.
+TEST(DocumentIndex, GenerationChangesWithEveryAddRemoveAndTrainOnly) {
+  IndexOptions o = options_of(8, "ivf");
+  o.ivf_nlist = 4;
+  DocumentIndex index(o), other(o);
+  EXPECT_NE(index.generation(), other.generation());
+  std::set<std::uint64_t> seen{index.generation(), other.generation()};
+  const Matrix rows = random_rows(200, 8, 21);
+  index.add(numbered("t", 200), numbered("d", 200), rows);
+  EXPECT_TRUE(seen.insert(index.generation()).second);
+  const std::uint64_t before_search = index.generation();
+  index.search(rows, 3);
+  EXPECT_EQ(index.generation(), before_search);
+  index.train(rows);
+  EXPECT_TRUE(seen.insert(index.generation()).second);
+  index.remove({"d0"});
+  EXPECT_TRUE(seen.insert(index.generation()).second);
+  const std::uint64_t before_failed_remove = index.generation();
+  EXPECT_THROW(index.remove({"nope"}), InvalidArgument);
+  EXPECT_EQ(index.generation(), before_failed_remove);
+}
+
 TEST(DocumentIndex, RemovedDocumentsNeverAppearAndIdsCanComeBack) {
   for (const std::string kind : {"flat", "hnsw", "ivf"}) {
     SCOPED_TRACE(kind);

@@ -191,11 +191,11 @@ TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
   Retriever retriever(f.index, nullptr), other(f.index, nullptr);
   SearchOptions options = sparsity_search(2, Stance::kAttack);
   options.candidates = 3;
-  const auto candidates = retriever.find_candidates(f.queries, options);
-  const auto expect_refused = [&](const EncodedQueries& queries, const SearchOptions& o, const Retriever& r,
-                                  const std::string& says) {
+  auto candidates = retriever.find_candidates(f.queries, options);
+  const auto expect_refused = [&](const Retriever::CandidateSet& set, const EncodedQueries& queries,
+                                  const SearchOptions& o, const Retriever& r, const std::string& says) {
     try {
-      r.rescore(queries, candidates, o);
+      r.rescore(queries, set, o);
       ADD_FAILURE() << "rescored although " << says;
     } catch (const InvalidArgument& e) {
       EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
@@ -203,24 +203,34 @@ TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
   };
   SearchOptions deeper = options;
   deeper.candidates = 4;
-  expect_refused(f.queries, deeper, retriever, "other stage-1 options");
+  expect_refused(candidates, f.queries, deeper, retriever, "other stage-1 options");
   SearchOptions fused = options;
   fused.stage1 = Stage1::kHybrid;
-  expect_refused(f.queries, fused, retriever, "other stage-1 options");
-  expect_refused(f.queries, options, other, "another retriever");
-  const EncodedQueries copy = f.queries;
-  expect_refused(copy, options, retriever, "other encoded queries");
+  expect_refused(candidates, f.queries, fused, retriever, "other stage-1 options");
+  expect_refused(candidates, f.queries, options, other, "another retriever");
+  // A copy of the queries is the same queries; other exclusions or rows are not.
+  EncodedQueries copy = f.queries;
+  EXPECT_EQ(ids(retriever.rescore(copy, candidates, options)[0]), ids(retriever.search_encoded(f.queries, options)[0]));
+  copy.exclude = {{"contra"}};
+  expect_refused(candidates, copy, options, retriever, "other queries");
+  copy = f.queries;
+  copy.dense.row(0)[1] = 0.5f;
+  expect_refused(candidates, copy, options, retriever, "other queries");
   // What stage 2 alone reads may change: k, the scorer, alpha.
   SearchOptions cosine = options;
   cosine.scorer = Scorer::kCosine;
   cosine.k = 3;
   EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine)[0].size(), 3u);
+  // An empty set: default-constructed, or moved from.
+  expect_refused(Retriever::CandidateSet{}, f.queries, options, retriever, "holds no candidates");
+  const auto moved_to = std::move(candidates);
+  expect_refused(candidates, f.queries, options, retriever, "holds no candidates");  // NOLINT(bugprone-use-after-move)
   // A document removed and another added since (the same count) make the candidates stale.
   f.index->remove({"far"});
   const Matrix dense = rows({{1, 0, 0, 0}}), sparse = rows({{0, 1, 0, 0}});
   f.index->add({"cats sleep all day"}, {"new"}, dense, sparse);
   ASSERT_EQ(f.index->size(), 4u);
-  expect_refused(f.queries, options, retriever, "added to or removed from the index");
+  expect_refused(moved_to, f.queries, options, retriever, "the index changed");
 }
 
 TEST(Retriever, Bm25AloneNeedsOnlyTheQueryTexts) {
