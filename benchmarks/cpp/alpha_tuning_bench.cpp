@@ -21,7 +21,7 @@
 
 using namespace counterpoint;
 using bench_support::seconds_since;
-using bench_support::unit_rows;
+using bench_support::random_rows;
 
 namespace {
 
@@ -71,12 +71,12 @@ int main(int argc, char** argv) {
   auto documents = std::make_shared<index::DocumentIndex>(options);
   std::vector<std::string> ids(f.docs), texts(f.docs);
   for (std::size_t i = 0; i < f.docs; ++i) ids[i] = texts[i] = "d" + std::to_string(i);
-  documents->add(texts, ids, unit_rows(f.docs, f.dim, 1), unit_rows(f.docs, f.dim, 2));
+  documents->add(texts, ids, random_rows(f.docs, f.dim, 1), random_rows(f.docs, f.dim, 2));
   retrieval::Retriever retriever(documents, nullptr);
 
   retrieval::EncodedQueries queries;
-  queries.dense = unit_rows(f.queries, f.dim, 3);
-  queries.sparse = unit_rows(f.queries, f.dim, 4);
+  queries.dense = random_rows(f.queries, f.dim, 3);
+  queries.sparse = random_rows(f.queries, f.dim, 4);
   retrieval::SearchOptions search;
   search.scorer = retrieval::Scorer::kSparsity;
   search.candidates = f.candidates;

@@ -21,7 +21,7 @@ using scoring::KernelIsa;
 constexpr std::size_t kCandidates = 1000;
 constexpr std::size_t kWidth = 512;
 
-Matrix unit_rows(std::size_t rows, unsigned seed) { return counterpoint::bench_support::unit_rows(rows, kWidth, seed); }
+Matrix unit_rows(std::size_t rows, unsigned seed) { return counterpoint::bench_support::random_rows(rows, kWidth, seed); }
 
 struct Inputs {
   Matrix query_dense = unit_rows(1, 1);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/spelling.h"
@@ -410,11 +411,8 @@ std::vector<Hit> Retriever::stage2(const EncodedQueries& queries, std::size_t q,
 std::vector<std::vector<Hit>> Retriever::search_encoded(const EncodedQueries& queries,
                                                         const SearchOptions& options) const {
   validate(queries, options);
-  if (options.scorer == Scorer::kSparsity) {  // a bad alpha or scale is reported before any search runs
-    alpha_for(options);
-    scale_for(options);
-  }
-  return rescore(queries, find_candidates(queries, options), options);
+  const auto [alpha, sparsity] = stage2_weights(options);  // a bad alpha or scale is reported before stage 1
+  return stage2_all(queries, stage1_all(queries, options), options, alpha, sparsity);
 }
 
 namespace {
@@ -456,27 +454,51 @@ bool same_stage1(const SearchOptions& a, const SearchOptions& b) {
 
 std::size_t Retriever::CandidateSet::queries() const { return per_query_ ? per_query_->size() : 0; }
 
+std::pair<float, scoring::SparsityOptions> Retriever::stage2_weights(const SearchOptions& options) const {
+  scoring::SparsityOptions sparsity = options.sparsity;
+  if (options.scorer != Scorer::kSparsity) return {0.0f, sparsity};
+  const float alpha = alpha_for(options).value;
+  sparsity.scale = scale_for(options).value;
+  return {alpha, sparsity};
+}
+
+std::vector<Retriever::Candidates> Retriever::stage1_all(const EncodedQueries& queries,
+                                                         const SearchOptions& options) const {
+  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
+  std::vector<Candidates> per_query(n);
+  if (n == 0 || index_->size() == 0) return per_query;
+  std::size_t most_excluded = 0;
+  for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
+  index::SearchResult dense;
+  const bool use_dense = options.stage1 != Stage1::kBm25;
+  // More candidates than live documents cannot be found: capping K at the index size keeps a
+  // huge `candidates` from allocating candidates x queries result slots (1e9 took 12 GB).
+  const std::size_t depth = std::min(options.candidates, index_->size()) + most_excluded;
+  if (use_dense) dense = index_->search(queries.dense, depth, options.dense_params);
+  for_each_query(n, [&](std::size_t q) { per_query[q] = stage1(queries, q, options, use_dense ? &dense : nullptr); });
+  return per_query;
+}
+
+std::vector<std::vector<Hit>> Retriever::stage2_all(const EncodedQueries& queries,
+                                                    const std::vector<Candidates>& per_query,
+                                                    const SearchOptions& options, float alpha,
+                                                    const scoring::SparsityOptions& sparsity) const {
+  std::vector<std::vector<Hit>> results(per_query.size());
+  if (index_->size() == 0) return results;
+  for_each_query(per_query.size(),
+                 [&](std::size_t q) { results[q] = stage2(queries, q, per_query[q], options, alpha, sparsity); });
+  return results;
+}
+
 Retriever::CandidateSet Retriever::find_candidates(const EncodedQueries& queries, const SearchOptions& options) const {
   validate(queries, options);
-  const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
-  auto per_query = std::make_shared<std::vector<Candidates>>(n);
   CandidateSet set;
   set.stage1_options_ = options;
   set.retriever_ = id_;
+  // Read before the search: an add or remove while it runs leaves the set stale, never current.
   set.index_generation_ = index_->generation();
   set.queries_ = stage1_fingerprint(queries);
-  if (n > 0 && index_->size() > 0) {
-    std::size_t most_excluded = 0;
-    for (const auto& e : queries.exclude) most_excluded = std::max(most_excluded, e.size());
-    index::SearchResult dense;
-    const bool use_dense = options.stage1 != Stage1::kBm25;
-    // More candidates than live documents cannot be found: capping K at the index size keeps a
-    // huge `candidates` from allocating candidates x queries result slots (1e9 took 12 GB).
-    const std::size_t depth = std::min(options.candidates, index_->size()) + most_excluded;
-    if (use_dense) dense = index_->search(queries.dense, depth, options.dense_params);
-    for_each_query(n, [&](std::size_t q) { (*per_query)[q] = stage1(queries, q, options, use_dense ? &dense : nullptr); });
-  }
-  set.per_query_ = std::move(per_query);
+  set.per_query_ = std::make_shared<const std::vector<Candidates>>(stage1_all(queries, options));
   return set;
 }
 
@@ -502,15 +524,8 @@ std::vector<std::vector<Hit>> Retriever::rescore(const EncodedQueries& queries, 
                           "fusion_lambda, rrf_k, candidates, ef_search, nprobe) than these; find them again");
   }
   validate(queries, options);
-  const float alpha = options.scorer == Scorer::kSparsity ? alpha_for(options).value : 0.0f;
-  scoring::SparsityOptions sparsity = options.sparsity;
-  if (options.scorer == Scorer::kSparsity) sparsity.scale = scale_for(options).value;
-  const auto& per_query = *candidates.per_query_;
-  std::vector<std::vector<Hit>> results(per_query.size());
-  if (index_->size() == 0) return results;
-  for_each_query(per_query.size(),
-                 [&](std::size_t q) { results[q] = stage2(queries, q, per_query[q], options, alpha, sparsity); });
-  return results;
+  const auto [alpha, sparsity] = stage2_weights(options);
+  return stage2_all(queries, *candidates.per_query_, options, alpha, sparsity);
 }
 
 AlphaChoice Retriever::alpha_for(const SearchOptions& options) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "counterpoint/core/matrix.h"
@@ -185,6 +186,14 @@ class Retriever {
                     const index::SearchResult* dense) const;
   std::vector<Hit> stage2(const EncodedQueries& queries, std::size_t q, const Candidates& candidates,
                           const SearchOptions& options, float alpha, const scoring::SparsityOptions& sparsity) const;
+  // Both stages over every query, unchecked: search_encoded, find_candidates and rescore validate first.
+  std::vector<Candidates> stage1_all(const EncodedQueries& queries, const SearchOptions& options) const;
+  std::vector<std::vector<Hit>> stage2_all(const EncodedQueries& queries, const std::vector<Candidates>& per_query,
+                                           const SearchOptions& options, float alpha,
+                                           const scoring::SparsityOptions& sparsity) const;
+  // The alpha and sparsity options stage 2 scores with: alpha_for and scale_for for a sparsity
+  // scorer (throwing for a bad one), else 0 and the options as given.
+  std::pair<float, scoring::SparsityOptions> stage2_weights(const SearchOptions& options) const;
   void validate(const EncodedQueries& queries, const SearchOptions& options) const;
 
   std::uint64_t id_;  // unique in the process: tells CandidateSets of different retrievers apart
