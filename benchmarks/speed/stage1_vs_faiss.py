@@ -138,7 +138,8 @@ def main():
     parser.add_argument("--kinds", default="flat,ivf")
     parser.add_argument("--scorer", choices=["cosine", "hoyer"], default="cosine",
                         help="hoyer: the two-stage search, cos + alpha * Hoyer over the K candidates")
-    parser.add_argument("--alpha", type=float, default=3.5, help="alpha of --scorer hoyer (sparse-default's)")
+    parser.add_argument("--alpha", type=float, default=3.5,
+                        help="alpha of --scorer hoyer (a fixed weight over the synthetic rows)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=20240601)

@@ -117,10 +117,13 @@ def main() -> None:
     index, _, _, encode_seconds = ss.load_index(args, sick)
 
     corpora = [("original (injected removed)", "-", injected), ("corrupted (full corpus)", "-", set())]
+    gate = "no gate"
     for top in tops:
         for short, scorer in (("cosine", "cosine"), ("cos + Hoyer", "hoyer")):
             hits = ss.search(index, [sick.text_of[q] for q in trusted], [trusted] * len(trusted), scorer,
                              args.alpha, k=top)
+            if scorer == "hoyer":
+                gate = hits.sparsity_scale[2]  # Es's recorded magnitude gate, if any, applies
             corpora.append((f"cleaned by {short}, top {top}", scorer, {h.id for hs in hits for h in hs}))
 
     cli_checks = check_clean_command(args, sick, trusted, corpora) if args.check_cli else []
@@ -159,8 +162,8 @@ def main() -> None:
         "relevant = the sentences A entails; cleaning can remove them) and 'entailed -> A' (query = a sentence "
         "that A entails, relevant = A; like the paper, the trusted answer itself is never removed).",
         f"Cleaning: per trusted sentence, its top N in the corrupted corpus under cos + {args.alpha:g} * "
-        f"Hoyer(Es = `{ss.shorten(args.sparse_model)}`) ({args.alpha_source}) or under cosine alone, K = "
-        f"{ss.CANDIDATES}, guard on; trusted sentences are never returned. The paper removes the top 3; SICK has "
+        f"Hoyer(Es = `{ss.shorten(args.sparse_model)}`) ({args.alpha_source}; {gate}) or under cosine alone, "
+        f"K = {ss.CANDIDATES}, guard on; trusted sentences are never returned. The paper removes the top 3; SICK has "
         f"{len(injected) / len(trusted):.2f} injected contradictions per trusted sentence, so top 3 removes at least "
         "two genuine sentences per trusted one, and top 1 is shown too.",
         "Columns: corrupt@10 = share of the top 10 that is injected; removed inj / genuine = removed sentences "

@@ -30,6 +30,7 @@ struct SearchResults {
   retrieval::AlphaChoice alpha;  // the alpha stage 2 used (sparsity scorers)
   std::size_t candidates = 0;    // stage-1 candidates per query (K)
   std::vector<retrieval::StanceReading> stances;  // per query text (none for query vectors)
+  retrieval::ScaleChoice scale;  // the magnitude gate of the sparsity term
 };
 
 py::array_t<float> padded_component(const SearchResults& r, float Hit::*component) {
@@ -52,8 +53,9 @@ py::array_t<std::int64_t> slots_array(const SearchResults& r) {
   return out;
 }
 
-const char* alpha_source(const retrieval::AlphaChoice& chosen) {
-  switch (chosen.source) {
+// Where an alpha or a sparsity scale came from, as Python sees it.
+const char* choice_source(retrieval::AlphaChoice::Source source) {
+  switch (source) {
     case retrieval::AlphaChoice::Source::kGiven: return "given";
     case retrieval::AlphaChoice::Source::kRecorded: return "recorded";
     case retrieval::AlphaChoice::Source::kTuned: return "tuned";
@@ -340,7 +342,8 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
       vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
   encoded.exclude = std::move(excluded);
   auto hits = retriever.search_encoded(encoded, options);
-  return SearchResults{std::move(hits), options.k, chosen, options.candidates, std::move(encoded.stances)};
+  return SearchResults{std::move(hits), options.k, chosen, options.candidates, std::move(encoded.stances),
+                       retriever.scale_for(options)};
 }
 
 // Stage 2 over one query's candidates found elsewhere (counterpoint.milvus, a user's own store).
@@ -484,8 +487,15 @@ to_pandas() gives one row per hit (pandas optional); a notebook shows the hits a
                     "Per query text, the StanceReading that signed its sparsity term (empty for query vectors).")
       .def_property_readonly(
           "alpha",
-          [](const SearchResults& r) { return py::make_tuple(r.alpha.value, alpha_source(r.alpha), r.alpha.describe()); },
+          [](const SearchResults& r) { return py::make_tuple(r.alpha.value, choice_source(r.alpha.source), r.alpha.describe()); },
           "The alpha stage 2 used, as choose_alpha returns it: (value, source, description).")
+      .def_property_readonly(
+          "sparsity_scale",
+          [](const SearchResults& r) {
+            const std::string gate = r.scale.describe();
+            return py::make_tuple(r.scale.value, choice_source(r.scale.source), gate.empty() ? "no gate" : gate);
+          },
+          "The magnitude gate tau of the sparsity term stage 2 used (0 = none): (value, source, description).")
       .def(
           "arrays", [](const SearchResults& r) { return py::make_tuple(padded_component(r, &Hit::score), slots_array(r)); },
           "FAISS's pair: (scores float32 (n, k), slots int64 (n, k)), NaN / -1 past the hits found, as in "
@@ -926,7 +936,7 @@ Returns:
       [](std::optional<double> alpha, std::shared_ptr<Encoder> sparse_encoder) {
         const retrieval::AlphaChoice chosen = retrieval::choose_alpha(
             alpha ? std::optional<float>(float(*alpha)) : std::nullopt, sparse_encoder.get());
-        const char* source = alpha_source(chosen);
+        const char* source = choice_source(chosen.source);
         return py::make_tuple(chosen.value, source, chosen.describe());
       },
       py::arg("alpha"), py::arg("sparse_encoder"),

@@ -32,6 +32,9 @@ DemoReport run_demo(const DemoOptions& options) {
     throw FileNotFound("--corpus " + options.corpus + ": corpus.jsonl not found");
   }
   if (!options.qrels.empty() && !path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
+  // A given alpha or scale out of range is reported before any model loads.
+  retrieval::choose_alpha(options.alpha, nullptr);
+  retrieval::choose_sparsity_scale(options.sparsity_scale, nullptr);
   const std::string model_dir = model_path(options.model, options.models);
   const std::string sparse_dir = model_path(options.sparse_model, options.models);
 
@@ -41,6 +44,7 @@ DemoReport run_demo(const DemoOptions& options) {
   auto sparse = Encoder::load(sparse_dir, config);
   DemoReport report;
   report.alpha = retrieval::choose_alpha(options.alpha, sparse.get());
+  report.scale = retrieval::choose_sparsity_scale(options.sparsity_scale, sparse.get());
   report.encoder = encoder->manifest().name;
   report.sparse_encoder = sparse->manifest().name;
 
@@ -59,6 +63,7 @@ DemoReport run_demo(const DemoOptions& options) {
   retrieval::SearchOptions contradiction = cosine_only;
   contradiction.scorer = retrieval::Scorer::kSparsity;
   contradiction.alpha = report.alpha.value;
+  contradiction.sparsity.scale = report.scale.value;
   std::vector<std::string> texts;
   for (const auto& q : dataset.queries) texts.push_back(q.text);
   const auto encoded = retriever.encode_queries(texts, contradiction);

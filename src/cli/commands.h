@@ -55,6 +55,8 @@ void add_stage1_options(CLI::App* cmd, SearchArgs& args, const retrieval::Search
 // Stage 2's scorer, alpha and sparsity scale; `scorers` lists the names the command takes.
 void add_scorer_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults,
                         const std::string& scorers);
+// --sparsity-scale TAU (the magnitude gate); count() of the returned option says whether it was given.
+CLI::Option* add_sparsity_scale_option(CLI::App* cmd, float& scale);
 
 std::vector<std::string> query_ids(const std::vector<data::Query>& queries);
 

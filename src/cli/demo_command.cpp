@@ -26,7 +26,12 @@ void print_ranking(const char* title, const std::vector<retrieval::Hit>& hits, c
 
 void print_report(const app::DemoReport& r) {
   std::cout << "counterpoint demo: " << r.passages << " passages, " << r.queries.size() << " queries; E = " << r.encoder
-            << ", Es = " << r.sparse_encoder << ", " << r.alpha.describe() << "\n\n";
+            << ", Es = " << r.sparse_encoder << ", " << r.alpha.describe() << "\n";
+  if (const std::string gate = r.scale.describe(); !gate.empty()) {
+    std::cout << "hoyer is gated by magnitude: Hoyer(d) * min(1, |d|_2 / scale), d = Es(q) - Es(p); " << gate
+              << "\n";
+  }
+  std::cout << "\n";
   for (const auto& q : r.queries) {
     std::cout << "query [" << q.query.id << "] " << q.query.text << "\n";
     print_ranking("cosine only:", q.by_cosine, r, q.query.id);
@@ -57,10 +62,13 @@ void add_demo_command(CLI::App& app) {
   cmd->add_option("--sparse-model", o->sparse_model, "Sparse-aware encoder Es");
   auto* alpha_option = cmd->add_option("--alpha", *alpha, "Weight of the Hoyer term (default: the alpha Es records, else 1)")
                             ->default_str("");
+  auto scale = std::make_shared<float>(0.0f);
+  auto* scale_option = add_sparsity_scale_option(cmd, *scale);
   cmd->add_option("-k,--k", o->k, "Hits shown per ranking");
   cmd->add_option("--threads", o->threads, "Encoder threads (0 = all cores)");
-  cmd->callback([o, alpha, alpha_option] {
+  cmd->callback([o, alpha, alpha_option, scale, scale_option] {
     if (alpha_option->count()) o->alpha = *alpha;
+    if (scale_option->count()) o->sparsity_scale = *scale;
     print_report(app::run_demo(*o));
   });
 }

@@ -21,10 +21,15 @@ void add_scorer_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   cmd->add_option("--scorer", a.scorer, scorers);
   a.alpha_option = cmd->add_option("--alpha", a.alpha, "Weight of the sparsity term (default: the alpha Es records, else 1)")
                        ->default_str("");
-  a.scale_option = cmd->add_option("--sparsity-scale", a.scale,
-                                   "Magnitude gate tau of the sparsity term: sparsity * min(1, |Es(q) - Es(p)|_2 / tau); "
-                                   "0 = none (default: the tau Es records, else none)")
-                       ->default_str("");
+  a.scale_option = add_sparsity_scale_option(cmd, a.scale);
+}
+
+CLI::Option* add_sparsity_scale_option(CLI::App* cmd, float& scale) {
+  return cmd
+      ->add_option("--sparsity-scale", scale,
+                   "Magnitude gate tau of the sparsity term: sparsity * min(1, |Es(q) - Es(p)|_2 / tau); "
+                   "0 = none (default: the tau Es records, else none)")
+      ->default_str("");
 }
 
 void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults) {

@@ -175,9 +175,15 @@ def test_scales_tried_on_dev_are_recorded_and_a_search_applies_the_chosen_one(tm
     texts = ["the man is not playing guitar", "some man is playing guitar", "the cat is eating food"]
     index = cp.Index.build(texts, ["neg", "para", "other"], encoder=dense, sparse_encoder=sparse)
     query = ["the man is playing guitar"]
-    plain = {h.id: h.sparsity for h in index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=0)[0]}
+    ungated = index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=0)
+    assert ungated.sparsity_scale == (0.0, "given", "no gate")
+    plain = {h.id: h.sparsity for h in ungated[0]}
+    recorded_gate = index.search(query, 3, candidates=3, scorer="hoyer").sparsity_scale
+    assert recorded_gate[:2] == (pytest.approx(tuning["sparsity_scale"]), "recorded")
     # A scale longer than any difference of unit rows (at most 2) damps every pair by |d|_2 / 4.
-    gated = index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=4.0)[0]
+    gated_results = index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=4.0)
+    assert gated_results.sparsity_scale == (4.0, "given", "scale 4 (given)")
+    gated = gated_results[0]
     es_query, es_rows = sparse.encode(query, query=True)[0], sparse.encode(texts)
     for hit in gated:
         length = np.linalg.norm(es_query - es_rows[texts.index(hit.text)])

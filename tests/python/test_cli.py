@@ -442,7 +442,14 @@ def test_the_demo_runs_from_any_directory(tmp_path):
     result = subprocess.run([str(CLI), "demo", "--threads", "2"], capture_output=True, text=True, timeout=600,
                             cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "COUNTERPOINT_MODELS"})
     assert result.returncode == 0, result.stderr
-    assert "contradiction ranked first: cosine only 0/12" in result.stdout
+    # sparse-default's recorded gate applies, and the header says so (counts pinned in test_default_models.py).
+    assert "scale 0.3 (recorded by sparse-default)" in result.stdout.split("\n\n")[0]
+    assert "contradiction ranked first: cosine only 0/12, cos + alpha * Hoyer 12/12" in result.stdout
+
+
+def test_the_demo_refuses_a_bad_gate_before_loading_a_model(tmp_path):
+    result = run("demo", "--sparsity-scale", "-1", "--sparse-model", tmp_path / "no-such-model", check=False)
+    assert result.returncode != 0 and "sparsity scale (tau) must be finite and >= 0" in result.stderr
 
 
 def test_the_installed_cli_starts_from_its_prefix_without_library_paths(tmp_path):

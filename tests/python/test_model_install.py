@@ -262,6 +262,27 @@ def test_names_that_are_not_pinned_get_a_suggestion_and_sparse_default_says_it_i
         cp.models.install("sparse-default", dest=tmp_path)
 
 
+def test_the_default_sparse_models_recipe_checksum_covers_its_script_and_every_data_file(tmp_path):
+    # models/install.sh re-trains sparse-default when this checksum differs from the one training wrote.
+    recipe = tmp_path / "sparse_default"
+    shutil.copytree(ROOT / "models" / "sparse_default", recipe)
+
+    def checksum():
+        done = subprocess.run([str(recipe / "train.sh"), "--recipe-sha256"], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    original = checksum()
+    assert len(original) == 64 and original == checksum()
+    installed = ROOT / "models" / "installed" / "sparse-default" / "recipe.sha256"
+    if installed.exists():  # set-up trained it from this checkout's recipe
+        assert installed.read_text().strip() == original
+    with open(recipe / "data" / "dev_triples_reworded.tsv", "a", encoding="utf-8") as dev:
+        dev.write("An added anchor.\tA contradiction.\tA paraphrase.\tx0001\n")
+    edited_data = checksum()
+    (recipe / "train.sh").write_text((recipe / "train.sh").read_text().replace("--epochs 20", "--epochs 10"))
+    assert len({original, edited_data, checksum()}) == 3
+
+
 # ---- the CLI --------------------------------------------------------------------------------------
 
 needs_cli = pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")

@@ -155,7 +155,7 @@ def test_python_blocks_run_outside_the_checkout(workdir):
     script.write_text("\n".join(parts), encoding="utf-8")
     output = _run([sys.executable, str(script)], work, env, "the README's Python blocks")
     # The documented outcome: the contradiction outranks its paraphrase, with Es's recorded alpha.
-    assert "alpha 3.5 (recorded by sparse-default)" in output, output[-3000:]
+    assert "alpha 1.55 (recorded by sparse-default) scale 0.3 (recorded by sparse-default)" in output, output[-3000:]
     assert re.search(r"^q03-contra\s", output, re.M), output[-3000:]
     assert (work / "corpus-index").is_dir() and (work / "my-head" / "manifest.json").is_file()
     if not milvus:
@@ -209,4 +209,4 @@ def test_cpp_example_builds_against_the_installed_library_and_runs(workdir):
     _run(["cmake", "--build", "build-app"], work, env, "building the README's C++ example")
     app = work / "build-app" / "contradictions"
     output = _run([str(app)], work, env, "the README's C++ example")
-    assert "alpha 3.5 (recorded by sparse-default)" in output and output.splitlines()[1].startswith("q03-contra"), output
+    assert "alpha 1.55 (recorded by sparse-default) scale 0.3 (recorded by sparse-default)" in output and output.splitlines()[1].startswith("q03-contra"), output

@@ -23,8 +23,9 @@ struct DemoOptions {
   std::string models;  // a directory of installed models searched first for the names ("" = discovery)
   std::string model = kDefaultDenseModel;
   std::string sparse_model = kDefaultSparseModel;
-  std::optional<float> alpha;  // unset: the alpha Es records
-  std::size_t k = 3;           // hits shown per ranking
+  std::optional<float> alpha;           // unset: the alpha Es records
+  std::optional<float> sparsity_scale;  // magnitude gate tau; unset: the tau Es records, else none
+  std::size_t k = 3;                    // hits shown per ranking
   int threads = 0;
 };
 
@@ -37,6 +38,7 @@ struct DemoQuery {
 struct DemoReport {
   std::string encoder, sparse_encoder;  // E's and Es's names
   retrieval::AlphaChoice alpha;
+  retrieval::ScaleChoice scale;
   std::size_t passages = 0;
   std::vector<DemoQuery> queries;
   data::Qrels qrels;  // empty without judgements
