@@ -135,7 +135,9 @@ TEST(BertEncoder, ABatchOverTheTokenCapRunsInPassesWithTheSameRows) {
     for (std::size_t i = 0; i < texts.size(); ++i) {
       for (std::size_t c = 0; c < 32; ++c) {
         ASSERT_NEAR(rows.row(i)[c], whole.row(i)[c], 1e-5) << "cap " << cap << " text " << i;
-        if (i < sentences.size()) ASSERT_NEAR(rows.row(i)[c], sentences[i].embedding[c], 1e-4);
+        if (i < sentences.size()) {
+          ASSERT_NEAR(rows.row(i)[c], sentences[i].embedding[c], 1e-4);
+        }
       }
     }
     const auto tokens = encoder->encode_tokens(texts, capped);

@@ -30,7 +30,9 @@ TEST(Explain, RanksTokensWorstAlignedFirstAndCoordinatesByTheirShare) {
   ASSERT_EQ(e.coordinates.size(), 4u);
   float total = 0;
   for (std::size_t i = 0; i < e.coordinates.size(); ++i) {
-    if (i > 0) EXPECT_GE(e.coordinates[i - 1].share, e.coordinates[i].share);
+    if (i > 0) {
+      EXPECT_GE(e.coordinates[i - 1].share, e.coordinates[i].share);
+    }
     total += e.coordinates[i].share;
   }
   EXPECT_NEAR(e.top_share, total, 1e-6);

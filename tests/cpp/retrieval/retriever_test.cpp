@@ -369,7 +369,9 @@ TEST(Retriever, Float16EsIsScoredInPlaceAndMatchesFloat32StorageWithinTolerance)
   std::map<std::string, float> float32_sparsity;
   for (const Hit& h : by_storage[0][0]) float32_sparsity[h.id] = h.sparsity;
   for (const Hit& h : by_storage[1][0]) {
-    if (float32_sparsity.count(h.id)) EXPECT_NEAR(h.sparsity, float32_sparsity[h.id], 1e-3) << h.id;
+    if (float32_sparsity.count(h.id)) {
+      EXPECT_NEAR(h.sparsity, float32_sparsity[h.id], 1e-3) << h.id;
+    }
   }
 }
 
