@@ -50,7 +50,7 @@ if model_ok "$DEST/sparse-default" &&
   say "model sparse-default: present"
 else
   if [ -d "$DEST/sparse-default" ]; then
-    say "model sparse-default: models/sparse_default (recipe or data) changed since it was trained; re-training"
+    say "model sparse-default: not trained from the current models/sparse_default (recipe, data or recipe.sha256 differ, or it does not verify); re-training"
   fi
   "$HERE/sparse_default/train.sh" "$DEST"
 fi

@@ -5,7 +5,8 @@
 # Contradictions keep most of their query's words, so BM25 is evidence a dense stage misses; the
 # table shows, per E, which lambda dev picks and what the sparsity term adds on top of the fusion.
 # --scales adds the magnitude gate: alpha * Hoyer(d) * min(1, |d|_2 / tau), d = Es(q) - Es(p), at each
-# tau (0 = no gate, the default alone).
+# tau (default "0" alone). Tau 0 passes no --sparsity-scale, so an Es that records a gate keeps it
+# there (the table's heads record none).
 #
 #   benchmarks/tables/hybrid_sparsecl.sh [--set sick|arguana] [--data DIR] [--qrels FILE]
 #       [--models "E ..."] [--sparse-models "ES ..."] [--lambdas "0.1 0.2 ..."] [--scales "0 0.2 ..."]

@@ -11,13 +11,17 @@
 # reworded dev triples (paraphrases nearer the anchor than its contradiction) are why dev picks a
 # gate; training on triples_reworded.tsv as well did not score higher on dev (data/README.md).
 #
-# `train.sh --recipe-sha256` prints the checksum of this script and its data; training writes it to
+# `train.sh --recipe-sha256` prints the checksum of this script and data/*.tsv; training writes it to
 # DEST/sparse-default/recipe.sha256, so models/install.sh re-trains a default whose recipe changed.
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+HERE="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-recipe_sha256() { (cd "$HERE" && sha256sum train.sh data/*.tsv) | sha256sum | cut -d' ' -f1; }
-if [ "${1:-}" = "--recipe-sha256" ]; then recipe_sha256; exit 0; fi
+recipe_sha256() {  # C collation: the same files hash alike under every locale
+  local sums
+  sums="$(cd "$HERE" && LC_ALL=C sha256sum train.sh $(LC_ALL=C ls data/*.tsv))" || return 1
+  printf '%s\n' "$sums" | sha256sum | cut -d' ' -f1
+}
+if [ "${1:-}" = "--recipe-sha256" ]; then recipe_sha256; exit; fi
 DEST="$(cd "${1:?usage: train.sh MODELS_DIR}" && pwd)"
 BUILD="${COUNTERPOINT_BUILD_DIR:-$ROOT/build}"
 echo "[counterpoint] model sparse-default: training a SparseCL head over all-minilm-l6-v2 (seeded; kept afterwards)"

@@ -105,6 +105,7 @@ load_qrels = _core.load_qrels
 evaluate = _core.evaluate
 tune_alpha = _core.tune_alpha
 clean_corpus = _core.clean_corpus
+choose_sparsity_scale = _core.choose_sparsity_scale
 
 
 def hits_to_run(query_ids, hits):
@@ -126,7 +127,7 @@ __all__ = [
     "map_alignment", "load_beir", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
-    "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "SearchOptions", "rerank", "encode_queries",
+    "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "choose_sparsity_scale", "SearchOptions", "rerank", "encode_queries",
     "exclusion_lists",
     "read_stance", "StanceReading",
     "run_beir", "run_stance",

@@ -455,7 +455,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             retriever = MilvusRetriever(client, args.collection, encoder=encoder, sparse_encoder=sparse)
             if args.scorer != "cosine":
-                print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}")
+                gate = _core.choose_sparsity_scale(args.sparsity_scale, sparse)
+                print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}"
+                      + (f", {gate[2]}" if gate[0] else ""))
             hits = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
                                     alpha=args.alpha, sparsity_scale=args.sparsity_scale, stance=args.stance)
             for query, per_query in zip(args.queries, hits):

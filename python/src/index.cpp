@@ -495,7 +495,8 @@ to_pandas() gives one row per hit (pandas optional); a notebook shows the hits a
             const std::string gate = r.scale.describe();
             return py::make_tuple(r.scale.value, choice_source(r.scale.source), gate.empty() ? "no gate" : gate);
           },
-          "The magnitude gate tau of the sparsity term stage 2 used (0 = none): (value, source, description).")
+          "The magnitude gate tau of the sparsity term (0 = none) a sparsity scorer used, as choose_sparsity_scale "
+          "returns it: (value, source, description).")
       .def(
           "arrays", [](const SearchResults& r) { return py::make_tuple(padded_component(r, &Hit::score), slots_array(r)); },
           "FAISS's pair: (scores float32 (n, k), slots int64 (n, k)), NaN / -1 past the hits found, as in "
@@ -945,14 +946,28 @@ the sparse encoder recorded when tuned on dev, else 1.0.
 
 Returns (value, source, description), source one of "given", "recorded", "default".)");
   m.def(
+      "choose_sparsity_scale",
+      [](std::optional<double> sparsity_scale, std::shared_ptr<Encoder> sparse_encoder) {
+        const retrieval::ScaleChoice chosen = retrieval::choose_sparsity_scale(
+            sparsity_scale ? std::optional<float>(float(*sparsity_scale)) : std::nullopt, sparse_encoder.get());
+        const std::string gate = chosen.describe();
+        return py::make_tuple(chosen.value, choice_source(chosen.source), gate.empty() ? "no gate" : gate);
+      },
+      py::arg("sparsity_scale"), py::arg("sparse_encoder"),
+      R"(The magnitude gate tau a sparsity search uses, by Index.search's rule: `sparsity_scale` when
+given, else the one the sparse encoder recorded when tuned on dev, else 0 (no gate).
+
+Returns (value, source, description), source one of "given", "recorded", "default".)");
+  m.def(
       "clean_corpus",
       [](const PyIndex& index, py::object trusted_texts, py::object out, py::ssize_t top, std::optional<double> threshold,
-         std::optional<double> alpha, py::ssize_t candidates, bool guard) {
+         std::optional<double> alpha, py::ssize_t candidates, bool guard, std::optional<double> sparsity_scale) {
         const std::vector<std::string> trusted = text_list(trusted_texts, "trusted");
         retrieval::CleaningOptions options;
         options.top = top < 0 ? throw py::value_error("top must be >= 0") : std::size_t(top);
         if (threshold) options.threshold = float(*threshold);
         if (alpha) options.alpha = float(*alpha);
+        if (sparsity_scale) options.sparsity_scale = float(*sparsity_scale);
         options.candidates = positive(candidates, "candidates");
         options.identical_guard = guard;
         const std::optional<std::string> out_dir =
@@ -983,6 +998,7 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
           d["cosine"] = r.cosine;
           d["sparsity"] = r.sparsity;
           d["alpha"] = report.alpha.value;
+          d["sparsity_scale"] = report.scale.value;
           removed.append(d);
         }
         return removed;
@@ -990,7 +1006,7 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
       py::arg("index"), py::arg("trusted"), py::kw_only(), py::arg("out") = py::none(),
       py::arg("top") = retrieval::CleaningOptions{}.top, py::arg("threshold") = py::none(),
       py::arg("alpha") = py::none(), py::arg("candidates") = retrieval::CleaningOptions{}.candidates,
-      py::arg("guard") = true,
+      py::arg("guard") = true, py::arg("sparsity_scale") = py::none(),
       R"(Corpus cleaning with contradiction retrieval: the passages of `index` that contradict a
 trusted text, found by cos + alpha * sparsity with each trusted text as the query.
 
@@ -1005,10 +1021,13 @@ Arguments:
     alpha: the sparsity weight; None = the one the sparse encoder records (else 1.0).
     candidates: stage-1 candidates per trusted text (K).
     guard: SparseCL's identical-pair guard.
+    sparsity_scale: the magnitude gate tau (as Index.search's); None = the one the sparse
+        encoder records, else none.
 
 Returns:
     list of dict, one per removed passage in order of discovery: id, trusted (the text that
-    removed it), trusted_index, rank among that text's hits, score, cosine, sparsity, alpha.
+    removed it), trusted_index, rank among that text's hits, score, cosine, sparsity, alpha,
+    sparsity_scale.
 
 Raises:
     ValueError for no trusted texts, top 0 without a threshold, an index without Es, an out

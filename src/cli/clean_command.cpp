@@ -17,7 +17,9 @@ struct CleanArgs {
   std::string trusted, corpus, out, model = kDefaultDenseModel, sparse_model = kDefaultSparseModel, index;
   std::size_t top = retrieval::CleaningOptions{}.top, candidates = retrieval::CleaningOptions{}.candidates;
   double threshold = 0.0, alpha = 0.0;
+  float scale = 0.0f;
   bool has_threshold = false, has_alpha = false, no_guard = false;
+  CLI::Option* scale_option = nullptr;
   int threads = 0;
 };
 
@@ -40,6 +42,7 @@ void add_clean_command(CLI::App& app) {
   cmd->add_option("--alpha", a->alpha, "Weight of the sparsity term")
       ->default_str("Es's recorded alpha")
       ->each([a](const std::string&) { a->has_alpha = true; });
+  a->scale_option = add_sparsity_scale_option(cmd, a->scale);
   cmd->add_option("--candidates", a->candidates, "Stage-1 candidates per trusted text (K)");
   cmd->add_option("--index", a->index, "Index directory of the corpus to reuse (built and saved there if absent)");
   cmd->add_flag("--no-guard", a->no_guard, "Do not give identical pairs the guard value");
@@ -49,6 +52,7 @@ void add_clean_command(CLI::App& app) {
     options.top = a->top;
     if (a->has_threshold) options.threshold = float(a->threshold);
     if (a->has_alpha) options.alpha = float(a->alpha);
+    if (a->scale_option->count()) options.sparsity_scale = a->scale;
     options.candidates = a->candidates;
     options.identical_guard = !a->no_guard;
     // Everything checkable is checked before the corpus is read or a model loaded.
@@ -63,7 +67,8 @@ void add_clean_command(CLI::App& app) {
     retrieval::Retriever retriever(documents, encoder, sparse);
     const auto report = retrieval::find_contradicted(retriever, trusted, options);
     retrieval::write_cleaned_corpus(a->out, corpus, trusted, report);
-    std::cout << report.alpha.describe() << "\n"
+    const std::string gate = report.scale.describe();
+    std::cout << report.alpha.describe() << (gate.empty() ? "" : ", " + gate) << "\n"
               << "removed " << report.removed.size() << " of " << report.documents << " passages contradicting "
               << report.trusted << " trusted texts ("
               << (options.threshold ? "score >= " + std::to_string(*options.threshold)

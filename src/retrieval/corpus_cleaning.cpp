@@ -20,6 +20,7 @@ void validate(const CleaningOptions& options) {
     throw InvalidArgument("corpus cleaning: the threshold must be finite");
   }
   if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("corpus cleaning: alpha must be finite");
+  choose_sparsity_scale(options.sparsity_scale, nullptr);  // a given scale's range
   if (options.candidates == 0) throw InvalidArgument("corpus cleaning: candidates must be >= 1");
   if (!options.threshold && options.candidates < options.top) {
     throw InvalidArgument("corpus cleaning: candidates (" + std::to_string(options.candidates) +
@@ -50,6 +51,7 @@ CleaningReport find_contradicted(const Retriever& retriever, const std::vector<s
   report.trusted = trusted.size();
   report.documents = index.size();
   report.alpha = choose_alpha(options.alpha, retriever.sparse_encoder());
+  report.scale = choose_sparsity_scale(options.sparsity_scale, retriever.sparse_encoder());
 
   // A passage that is itself trusted is never removed: excluded from every search, so the top N
   // counts other passages only.
@@ -63,6 +65,7 @@ CleaningReport find_contradicted(const Retriever& retriever, const std::vector<s
   SearchOptions search;
   search.scorer = Scorer::kSparsity;
   search.alpha = report.alpha.value;
+  search.sparsity.scale = report.scale.value;
   search.sparsity.identical_guard = options.identical_guard;
   // Cleaning removes what contradicts a trusted text, whatever the text's wording looks like.
   search.stance = Stance::kAttack;
@@ -118,7 +121,8 @@ void write_cleaned_corpus(const std::string& out_dir, const std::vector<data::Do
                             {"score", r.score},
                             {"cosine", r.cosine},
                             {"sparsity", r.sparsity},
-                            {"alpha", report.alpha.value}}
+                            {"alpha", report.alpha.value},
+                            {"sparsity_scale", report.scale.value}}
                  .dump() +
              "\n";
   }

@@ -427,6 +427,11 @@ def test_clean_corpus_removes_what_contradicts_a_trusted_text_and_keeps_trusted_
     removed = cp.clean_corpus(index, [TEXTS[0]], top=2, alpha=1.0, out=tmp_path / "cleaned")
     assert len(removed) == 2 and all(r["id"] != "d0" for r in removed)
     assert all(abs(r["score"] - (r["cosine"] + r["sparsity"])) < 1e-5 for r in removed)
+    assert all(r["sparsity_scale"] == 0.0 for r in removed)  # the test model records no gate
+    gated = cp.clean_corpus(index, [TEXTS[0]], top=2, alpha=1.0, sparsity_scale=4.0)
+    assert [r["sparsity_scale"] for r in gated] == [4.0, 4.0]
+    with pytest.raises(ValueError, match="sparsity scale"):
+        cp.clean_corpus(index, [TEXTS[0]], sparsity_scale=-1.0)
     kept = (tmp_path / "cleaned" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(kept) == len(TEXTS) - 2
     with pytest.raises(ValueError, match="not an empty directory"):

@@ -180,6 +180,9 @@ def test_scales_tried_on_dev_are_recorded_and_a_search_applies_the_chosen_one(tm
     plain = {h.id: h.sparsity for h in ungated[0]}
     recorded_gate = index.search(query, 3, candidates=3, scorer="hoyer").sparsity_scale
     assert recorded_gate[:2] == (pytest.approx(tuning["sparsity_scale"]), "recorded")
+    assert cp.choose_sparsity_scale(None, sparse) == recorded_gate
+    assert cp.choose_sparsity_scale(0.5, sparse) == (0.5, "given", "scale 0.5 (given)")
+    assert cp.choose_sparsity_scale(None, None) == (0.0, "default", "no gate")
     # A scale longer than any difference of unit rows (at most 2) damps every pair by |d|_2 / 4.
     gated_results = index.search(query, 3, candidates=3, scorer="hoyer", sparsity_scale=4.0)
     assert gated_results.sparsity_scale == (4.0, "given", "scale 4 (given)")

@@ -511,6 +511,13 @@ def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_ov
     assert again.returncode != 0 and "not an empty directory" in again.stderr
     assert (out / "corpus.jsonl").read_bytes() == before
     assert "threshold" in run("clean", "--help").stdout
+    gated = run(*args[:6], tmp_path / "gated", *args[7:], "--sparsity-scale", "4").stdout
+    assert gated.splitlines()[0] == "alpha 1 (given), scale 4 (given)"
+    assert all(json.loads(line)["sparsity_scale"] == 4.0
+               for line in (tmp_path / "gated" / "report.jsonl").read_text(encoding="utf-8").splitlines())
+    refused = run(*args[:6], tmp_path / "refused", *args[7:], "--sparsity-scale", "-1", check=False)
+    assert refused.returncode != 0 and "sparsity scale (tau) must be finite and >= 0" in refused.stderr
+    assert not (tmp_path / "refused").exists()
 
 
 def test_invert_writes_one_json_line_per_text_with_the_edit_it_made(tmp_path):

@@ -275,7 +275,8 @@ def test_the_default_sparse_models_recipe_checksum_covers_its_script_and_every_d
     assert len(original) == 64 and original == checksum()
     installed = ROOT / "models" / "installed" / "sparse-default" / "recipe.sha256"
     if installed.exists():  # set-up trained it from this checkout's recipe
-        assert installed.read_text().strip() == original
+        assert installed.read_text().strip() == original, \
+            "models/installed/sparse-default was trained from another recipe: run ./setup.sh build to re-train it"
     with open(recipe / "data" / "dev_triples_reworded.tsv", "a", encoding="utf-8") as dev:
         dev.write("An added anchor.\tA contradiction.\tA paraphrase.\tx0001\n")
     edited_data = checksum()

@@ -18,10 +18,11 @@
 namespace counterpoint::retrieval {
 
 struct CleaningOptions {
-  std::size_t top = 3;                // hits removed per trusted text (without a threshold)
-  std::optional<float> threshold;     // when set: every candidate with final score >= threshold
-  std::size_t candidates = 1000;      // stage-1 depth per trusted text (K)
-  std::optional<float> alpha;         // unset: the sparse encoder's recorded alpha (choose_alpha)
+  std::size_t top = 3;                  // hits removed per trusted text (without a threshold)
+  std::optional<float> threshold;       // when set: every candidate with final score >= threshold
+  std::size_t candidates = 1000;        // stage-1 depth per trusted text (K)
+  std::optional<float> alpha;           // unset: the sparse encoder's recorded alpha (choose_alpha)
+  std::optional<float> sparsity_scale;  // magnitude gate tau; unset: Es's recorded one (choose_sparsity_scale)
   bool identical_guard = true;
 };
 
@@ -38,10 +39,11 @@ struct CleaningReport {
   std::size_t trusted = 0;
   std::size_t protected_passages = 0;  // passages whose text is a trusted text
   AlphaChoice alpha;
+  ScaleChoice scale;
 };
 
-// InvalidArgument for top 0 without a threshold, a non-finite threshold or alpha, 0 candidates or
-// fewer candidates than top.
+// InvalidArgument for top 0 without a threshold, a non-finite threshold or alpha, a sparsity scale
+// that is not finite and >= 0, 0 candidates or fewer candidates than top.
 void validate(const CleaningOptions& options);
 // InvalidArgument unless `out_dir` is absent or an empty directory: the check
 // write_cleaned_corpus makes, for callers to make before any work.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -90,6 +91,43 @@ TEST(CorpusCleaning, AThresholdRemovesEveryCandidateScoringAtLeastIt) {
   EXPECT_EQ(everything.removed.size(), 5u);
   options.threshold = 1e6f;
   EXPECT_TRUE(find_contradicted(retriever, {"the cat sleeps"}, options).removed.empty());
+}
+
+TEST(CorpusCleaning, AGivenMagnitudeGateScoresAsTheSameGatedSearchAndIsReported) {
+  const Corpus c = small_corpus();
+  Retriever retriever(c.index, c.encoder, c.encoder);
+  CleaningOptions options;
+  options.threshold = -1e6f;  // every candidate, so each one's score can be compared
+  options.alpha = 1.0f;
+  options.sparsity_scale = 4.0f;  // longer than any difference of unit rows: damps every pair
+  const CleaningReport report = find_contradicted(retriever, {"the cat sleeps"}, options);
+  EXPECT_EQ(report.scale.value, 4.0f);
+  EXPECT_EQ(report.scale.source, AlphaChoice::Source::kGiven);
+  SearchOptions search;
+  search.scorer = Scorer::kSparsity;
+  search.alpha = 1.0f;
+  search.sparsity.scale = 4.0f;
+  search.k = search.candidates = 6;
+  EncodedQueries queries = retriever.encode_queries({"the cat sleeps"}, search);
+  queries.exclude = {{"a"}};
+  std::map<std::string, float> gated;
+  const auto gated_hits = retriever.search_encoded(queries, search);
+  for (const Hit& h : gated_hits[0]) gated[h.id] = h.sparsity;
+  ASSERT_EQ(report.removed.size(), gated.size());
+  for (const Removal& r : report.removed) EXPECT_FLOAT_EQ(r.sparsity, gated.at(r.id)) << r.id;
+  search.sparsity.scale = 0.0f;  // no gate: every nonzero sparsity is larger
+  std::size_t damped = 0;
+  const auto plain_hits = retriever.search_encoded(queries, search);
+  for (const Hit& h : plain_hits[0]) {
+    if (h.sparsity > 1e-6f) {
+      EXPECT_LT(gated.at(h.id), h.sparsity) << h.id;
+      ++damped;
+    }
+  }
+  EXPECT_GT(damped, 0u);
+
+  options.sparsity_scale = -1.0f;
+  EXPECT_THROW(validate(options), InvalidArgument);
 }
 
 TEST(CorpusCleaning, WritesTheKeptPassagesAndAReportToANewDirectoryOnly) {
