@@ -284,6 +284,43 @@ def test_the_default_sparse_models_recipe_checksum_covers_its_script_and_every_d
     assert len({original, edited_data, checksum()}) == 3
 
 
+def test_set_up_re_trains_the_default_sparse_model_only_when_its_recipe_changed(tmp_path):
+    # A stub CLI stands in for the build: `models verify` passes, `train` records that it ran and
+    # writes a manifest where --out says.
+    build = tmp_path / "build"
+    (build / "bin").mkdir(parents=True)
+    calls = tmp_path / "train-calls"
+    stub = build / "bin" / "counterpoint"
+    stub.write_text(f"""#!/bin/sh
+[ "$1" = models ] && exit 0
+while [ $# -gt 0 ]; do [ "$1" = --out ] && out="$2"; shift; done
+mkdir -p "$out" && echo '{{}}' > "$out/manifest.json" && echo trained >> {calls}
+""")
+    stub.chmod(0o755)
+    dest = tmp_path / "models"
+    for name in ("use-lite-en", "all-minilm-l6-v2", "sparse-default"):
+        (dest / name).mkdir(parents=True)
+        (dest / name / "manifest.json").write_text("{}")
+    (dest / "bert-base-uncased").mkdir()
+    (dest / "bert-base-uncased" / "vocab.txt").write_text("[PAD]\n")
+    env = {**os.environ, "COUNTERPOINT_BUILD_DIR": str(build)}
+
+    def install():
+        done = subprocess.run([str(ROOT / "models" / "install.sh"), str(dest)], capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    first = install()  # no recipe.sha256: trained by an older set-up, or not by set-up at all
+    assert "re-training" in first and calls.read_text().count("trained") == 1
+    recipe = subprocess.run([str(ROOT / "models" / "sparse_default" / "train.sh"), "--recipe-sha256"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert (dest / "sparse-default" / "recipe.sha256").read_text().strip() == recipe
+    assert "model sparse-default: present" in install() and calls.read_text().count("trained") == 1
+    (dest / "sparse-default" / "recipe.sha256").write_text("0" * 64 + "\n")  # another recipe's model
+    assert "re-training" in install() and calls.read_text().count("trained") == 2
+
+
 # ---- the CLI --------------------------------------------------------------------------------------
 
 needs_cli = pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")
