@@ -33,13 +33,7 @@ struct Flags {
 
 Flags parse(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string key = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "%s needs a value\n", key.c_str());
-      std::exit(2);
-    }
-    const std::string value = argv[i + 1];
+  bench_support::parse_flags("alpha_tuning_bench", argc, argv, [&](const std::string& key, const std::string& value) {
     if (key == "--docs") f.docs = std::stoul(value);
     else if (key == "--dim") f.dim = std::stoul(value);
     else if (key == "--queries") f.queries = std::stoul(value);
@@ -47,11 +41,9 @@ Flags parse(int argc, char** argv) {
     else if (key == "--candidates") f.candidates = std::stoul(value);
     else if (key == "--kind") f.kind = value;
     else if (key == "--threads") f.threads = std::stoi(value);
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", key.c_str());
-      std::exit(2);
-    }
-  }
+    else return false;
+    return true;
+  });
   if (f.docs == 0 || f.dim == 0 || f.queries == 0 || f.alphas == 0 || f.candidates == 0 || f.threads < 1) {
     std::fprintf(stderr, "--docs, --dim, --queries, --alphas, --candidates and --threads must be positive\n");
     std::exit(2);

@@ -40,8 +40,7 @@ struct Flags {
 
 Flags parse(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
+  bench_support::parse_flags("index_scale_bench", argc, argv, [&](const std::string& key, const std::string& value) {
     if (key == "--docs") f.docs = std::stoul(value);
     else if (key == "--dim") f.dim = std::stoul(value);
     else if (key == "--queries") f.queries = std::stoul(value);
@@ -55,11 +54,9 @@ Flags parse(int argc, char** argv) {
     else if (key == "--pq-m") f.pq_m = std::stoi(value);
     else if (key == "--pq-bits") f.pq_bits = std::stoi(value);
     else if (key == "--threads") f.threads = std::stoi(value);
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", key.c_str());
-      std::exit(2);
-    }
-  }
+    else return false;
+    return true;
+  });
   return f;
 }
 

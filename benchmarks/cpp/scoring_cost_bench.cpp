@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/data/beir.h"
 #include "counterpoint/encoder/encoder.h"
@@ -35,9 +36,10 @@ struct Flags {
   unsigned seed = 42;
 };
 
+const char* const kUsageHint = "(see the header of benchmarks/cpp/scoring_cost_bench.cpp)";
+
 [[noreturn]] void usage_error(const std::string& message) {
-  std::fprintf(stderr, "scoring_cost_bench: %s\n(see the header of benchmarks/cpp/scoring_cost_bench.cpp)\n",
-               message.c_str());
+  std::fprintf(stderr, "scoring_cost_bench: %s\n%s\n", message.c_str(), kUsageHint);
   std::exit(2);
 }
 
@@ -45,10 +47,7 @@ Flags parse(int argc, char** argv) {
   Flags f;
   const char* models = std::getenv("COUNTERPOINT_MODELS");
   if (models) f.model = std::string(models) + "/use-lite-en";
-  for (int i = 1; i < argc; i += 2) {
-    const std::string key = argv[i];
-    if (i + 1 >= argc) usage_error("flag " + key + " needs a value");
-    const std::string value = argv[i + 1];
+  bench_support::parse_flags("scoring_cost_bench", argc, argv, [&](const std::string& key, const std::string& value) {
     if (key == "--dataset") f.dataset = value;
     else if (key == "--model") f.model = value;
     else if (key == "--sparse-model") f.sparse_model = value;
@@ -57,8 +56,9 @@ Flags parse(int argc, char** argv) {
     else if (key == "--batch-size") f.batch_size = std::stoul(value);
     else if (key == "--threads") f.threads = std::stoi(value);
     else if (key == "--seed") f.seed = unsigned(std::stoul(value));
-    else usage_error("unknown flag " + key);
-  }
+    else return false;
+    return true;
+  }, kUsageHint);
   if (f.dataset.empty()) usage_error("--dataset DIR is required");
   if (f.model.empty()) usage_error("--model DIR is required when COUNTERPOINT_MODELS is not set");
   if (f.sparse_model.empty()) f.sparse_model = f.model;

@@ -13,15 +13,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/index/document_index.h"
 #include "counterpoint/retrieval/retriever.h"
@@ -39,10 +40,7 @@ struct Flags {
 
 Flags parse(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string key = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument("flag " + key + " needs a value");
-    const std::string value = argv[i + 1];
+  bench_support::parse_flags("soak_bench", argc, argv, [&](const std::string& key, const std::string& value) {
     if (key == "--searches") f.searches = std::stoul(value);
     else if (key == "--threads") f.threads = std::stoi(value);
     else if (key == "--docs") f.docs = std::stoul(value);
@@ -51,9 +49,13 @@ Flags parse(int argc, char** argv) {
     else if (key == "--candidates") f.candidates = std::stoul(value);
     else if (key == "--alpha") f.alpha = std::stof(value);
     else if (key == "--seed") f.seed = unsigned(std::stoul(value));
-    else throw std::invalid_argument("unknown flag " + key);
+    else return false;
+    return true;
+  });
+  if (f.searches == 0 || f.threads < 1) {
+    std::fprintf(stderr, "soak_bench: --searches and --threads must be >= 1\n");
+    std::exit(2);
   }
-  if (f.searches == 0 || f.threads < 1) throw std::invalid_argument("--searches and --threads must be >= 1");
   return f;
 }
 
@@ -75,13 +77,7 @@ double rss_mib() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  try {
-    f = parse(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "soak_bench: %s\n", e.what());
-    return 2;
-  }
+  const Flags f = parse(argc, argv);
   std::mt19937 gen(f.seed);
   index::IndexOptions options;
   options.dim = f.dim;

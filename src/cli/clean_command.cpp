@@ -67,8 +67,7 @@ void add_clean_command(CLI::App& app) {
     retrieval::Retriever retriever(documents, encoder, sparse);
     const auto report = retrieval::find_contradicted(retriever, trusted, options);
     retrieval::write_cleaned_corpus(a->out, corpus, trusted, report);
-    const std::string gate = report.scale.describe();
-    std::cout << report.alpha.describe() << (gate.empty() ? "" : ", " + gate) << "\n"
+    std::cout << retrieval::describe_weights(report.alpha, report.scale) << "\n"
               << "removed " << report.removed.size() << " of " << report.documents << " passages contradicting "
               << report.trusted << " trusted texts ("
               << (options.threshold ? "score >= " + std::to_string(*options.threshold)

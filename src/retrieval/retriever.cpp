@@ -672,11 +672,15 @@ ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* spa
   return choice;
 }
 
+std::string describe_weights(const AlphaChoice& alpha, const ScaleChoice& scale) {
+  const std::string gate = scale.describe();
+  return gate.empty() ? alpha.describe() : alpha.describe() + ", " + gate;
+}
+
 std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha, const ScaleChoice& scale) {
   std::string line = "scorer " + to_string(options.scorer);
   if (options.scorer == Scorer::kSparsity) {
-    line += " (" + scoring::to_string(options.sparsity.function) + "), " + alpha.describe();
-    if (const std::string gate = scale.describe(); !gate.empty()) line += ", " + gate;
+    line += " (" + scoring::to_string(options.sparsity.function) + "), " + describe_weights(alpha, scale);
   }
   return line;
 }

@@ -122,6 +122,9 @@ struct ScaleChoice {
 // InvalidArgument for a given scale that is not finite and >= 0; CorruptFile for a recorded one.
 ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* sparse_encoder);
 
+// The weights of the sparsity term: "alpha 1.5 (recorded by sparse-default)", then ", scale 0.3 (...)"
+// when a gate applies.
+std::string describe_weights(const AlphaChoice& alpha, const ScaleChoice& scale);
 // What a reader needs to reproduce a result: "scorer cosine", or for sparsity scorers
 // "scorer sparsity (hoyer), alpha 1.5 (recorded by sparse-default)", and the scale when one applies.
 std::string describe_scoring(const SearchOptions& options, const AlphaChoice& alpha, const ScaleChoice& scale = {});
