@@ -10,6 +10,7 @@ kappa4) or token-map scores. Every hit carries each score component.
     hits = index.search(["the query"], k=10, scorer="hoyer", alpha=1.0)
 """
 
+import collections as _collections
 import glob as _glob
 import importlib as _importlib
 import importlib.util as _importlib_util
@@ -118,6 +119,9 @@ def hits_to_run(query_ids, hits):
     query_ids = list(query_ids)
     if len(query_ids) != len(hits):
         raise ValueError(f"hits_to_run: {len(query_ids)} query ids for {len(hits)} hit lists")
+    repeated = sorted(qid for qid, n in _collections.Counter(query_ids).items() if n > 1)
+    if repeated:
+        raise ValueError(f"hits_to_run: query ids must be unique (one ranking each), repeated: {repeated[:5]}")
     return {qid: [(hit.id, hit.score) for hit in per_query] for qid, per_query in zip(query_ids, hits)}
 
 

@@ -180,6 +180,9 @@ and qrels(split). Raises FileNotFoundError for a missing file, CorruptFileError 
           py::gil_scoped_release release;
           result = eval::evaluate(ranked, judgements, metrics, options);
         }
+        if (const std::string unranked = eval::describe_unranked(result); !unranked.empty()) {
+          if (PyErr_WarnEx(PyExc_UserWarning, unranked.c_str(), 1) != 0) throw py::error_already_set();
+        }
         if (per_query) return py::cast(result.per_query);
         return py::cast(result.mean);
       },
@@ -195,10 +198,12 @@ Arguments:
     per_query: return {query_id: {metric: value}} instead of the means.
 
 Returns:
-    {metric: mean over the queries that have qrels}; a query without a ranking scores 0.
+    {metric: mean over the queries that have qrels}; a query without a ranking scores 0 (and a
+    UserWarning names the unranked queries).
 
 Raises:
-    ValueError for an unknown metric, a document listed twice or a non-finite score;
+    ValueError for empty qrels, a run that ranks none of the judged queries (ids that do not
+    match), an unknown metric, a document listed twice or a non-finite score;
     TypeError for a run or qrels of the wrong shape.)");
   m.def(
       "tune_alpha",

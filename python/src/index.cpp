@@ -120,12 +120,10 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
                           " texts, " + std::to_string(id_values.size()) + " ids");
   }
   if (text_values.empty()) throw py::value_error("texts is empty: an index needs at least one document");
-  index::IndexOptions options = retrieval::index_options_for(*encoder, sparse_encoder.get());
+  index::IndexOptions options = retrieval::index_options_for(*encoder, sparse_encoder.get(), tokens);
   options.kind = kind;
   options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
                                 : index::IndexOptions::SparseStorage::kFloat32;
-  options.store_token_embeddings = tokens;
-  options.token_dim = tokens ? encoder->token_dim() : 0;
   options.build_bm25 = bm25;
   const std::size_t batch = positive(batch_size, "batch_size");
   PyIndex result{std::make_shared<DocumentIndex>(options), encoder, sparse_encoder};
@@ -288,7 +286,7 @@ retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t
                                         int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
   retrieval::SearchOptions options;
   options.k = positive(k, "k");
-  options.candidates = candidates ? positive(*candidates, "candidates") : std::max(options.k, kSearchDefaults.candidates);
+  options.candidates = candidates ? positive(*candidates, "candidates") : retrieval::default_candidates(options.k);
   retrieval::set_scorer(options, scorer);
   if (alpha) options.alpha = float(*alpha);
   options.stage1 = retrieval::parse_stage1(stage1);
@@ -739,7 +737,6 @@ same ones again to Index.load. Raises OSError on file-system failures.)")
       .def_static(
           "load",
           [](py::object path, std::shared_ptr<Encoder> encoder, std::shared_ptr<Encoder> sparse_encoder) {
-            require_encoder(encoder);
             std::string directory = py::str(py::module_::import("os").attr("fspath")(path));
             std::shared_ptr<DocumentIndex> documents;
             {
@@ -749,12 +746,14 @@ same ones again to Index.load. Raises OSError on file-system failures.)")
             retrieval::check_encoders(*documents, encoder.get(), sparse_encoder.get());
             return PyIndex{documents, encoder, sparse_encoder};
           },
-          py::arg("path"), py::kw_only(), py::arg("encoder"), py::arg("sparse_encoder") = nullptr,
+          py::arg("path"), py::kw_only(), py::arg("encoder") = nullptr, py::arg("sparse_encoder") = nullptr,
           R"(Reads an index written by save().
 
 Arguments:
     path: the index directory.
-    encoder: the Encoder the index was built with (its identity and width are checked).
+    encoder: the Encoder the index was built with (its identity and width are checked); None
+        loads it for search by query vectors only, as an index built from embeddings made
+        elsewhere (encoder_id="external") is searched.
     sparse_encoder: the Encoder that produced Es, when the index stores Es.
 
 Raises:

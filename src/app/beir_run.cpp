@@ -48,9 +48,7 @@ void validate(const BeirRunOptions& options) {
   if (options.metrics.empty()) throw InvalidArgument("--metrics: give at least one metric, e.g. ndcg@10");
   for (const auto& m : options.metrics) eval::parse_metric(m);
   const auto& search = options.search;
-  if (search.alpha && !std::isfinite(*search.alpha)) throw InvalidArgument("--alpha must be finite");
-  retrieval::choose_sparsity_scale(search.sparsity.scale, nullptr);  // a given scale's range
-  if (!std::isfinite(search.fusion_lambda)) throw InvalidArgument("--lambda must be finite");
+  retrieval::validate_weights(search);
   if (search.scorer == retrieval::Scorer::kSparsity && options.sparse_model.empty()) {
     throw InvalidArgument("scorer " + scoring::to_string(search.sparsity.function) +
                           " needs a sparse-aware encoder: give --sparse-model (e.g. " + kDefaultSparseModel + ")");
@@ -115,7 +113,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
       options.sparse_model.empty() ? nullptr : load_model(options.sparse_model, options.threads);
   auto verifier = options.verifier.empty() ? nullptr : scoring::load_map_verifier(options.verifier);
   auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, sparse.get(), progress,
-                                 options.feature_cache);
+                                 options.feature_cache, retrieval::uses_tokens(options.search.scorer));
   retrieval::Retriever retriever(idx, encoder, sparse, verifier);
 
   std::vector<std::string> texts, ids;

@@ -16,7 +16,7 @@ namespace {
 void require_same_corpus(const index::DocumentIndex& index, const std::vector<data::Document>& corpus,
                          const std::string& cache) {
   const auto refuse = [&](const std::string& why) {
-    throw InvalidArgument("--index-cache " + cache + " is an index of another corpus (" + why +
+    throw InvalidArgument("the index " + cache + " is an index of another corpus (" + why +
                           "); delete it or choose another folder");
   };
   if (index.size() != corpus.size()) {
@@ -35,13 +35,17 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
                                                           const std::vector<data::Document>& corpus,
                                                           const Encoder& encoder, const Encoder* sparse,
                                                           const ProgressCallback& progress,
-                                                          const std::string& feature_cache) {
+                                                          const std::string& feature_cache, bool with_tokens) {
   if (!cache.empty() && path_exists(cache)) {
     auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(cache));
     require_same_corpus(*loaded, corpus, cache);
+    if (with_tokens && !loaded->options().store_token_embeddings) {
+      throw InvalidArgument("the index " + cache + " holds no token embeddings, which this scorer reads; "
+                            "delete it or choose another folder");
+    }
     return loaded;
   }
-  auto built = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(encoder, sparse));
+  auto built = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(encoder, sparse, with_tokens));
   std::vector<std::string> ids, texts;
   for (const auto& d : corpus) {
     ids.push_back(d.id);

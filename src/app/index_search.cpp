@@ -26,6 +26,12 @@ std::string recorded_model(const std::string& identity, const std::string& role,
                       "', which is not the name of a model (an index names an installed model, never a path); "
                       "pass the model to search with (--model / --sparse-model)");
   }
+  if (name == "external") {
+    throw InvalidArgument("index " + index + " was built from embeddings made outside counterpoint (its " + role +
+                          " is recorded as 'external'): no model here encodes its queries; search it with query "
+                          "vectors in Python (Index.load(path).search(vectors, k)), or pass the model that made "
+                          "the rows (--model / --sparse-model)");
+  }
   const std::string dir = resolve_model(name);
   // resolve_model takes a folder of the working directory before the installed models; the
   // index's record may only select an installed one.
@@ -41,8 +47,7 @@ std::string recorded_model(const std::string& identity, const std::string& role,
 
 IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries) {
   if (queries.empty()) throw InvalidArgument("no queries to search");
-  if (options.search.alpha && !std::isfinite(*options.search.alpha)) throw InvalidArgument("--alpha must be finite");
-  retrieval::choose_sparsity_scale(options.search.sparsity.scale, nullptr);  // a given scale's range
+  retrieval::validate_weights(options.search);  // before the index and models load
   if (options.search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
     throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
   }

@@ -30,6 +30,9 @@ void add_near_miss_command(CLI::App& app);
 void add_stance_command(CLI::App& app);
 void add_clean_command(CLI::App& app);
 void add_invert_command(CLI::App& app);
+// A library error message with the settings it names ("TrainConfig.learning_rate",
+// "SearchParams::ef_search", ...) replaced by the flags that set them ("--lr", "--ef-search").
+std::string in_user_terms(const std::string& message);
 // "kind,kind,..." (names of text::EditKind) -> the kinds in that order; InvalidArgument for an
 // unknown name or an empty list.
 std::vector<text::EditKind> parse_edit_list(const std::string& list);
@@ -45,7 +48,7 @@ struct SearchArgs {
   std::size_t k = 0, candidates = 0;
   int ef_search = 0, nprobe = 0;
   bool no_guard = false;
-  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *scale_option = nullptr, *stance_option = nullptr;
+  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *candidates_option = nullptr, *scale_option = nullptr, *stance_option = nullptr;
   // The options as given; InvalidArgument for an unknown scorer, stage-1 or fusion name.
   retrieval::SearchOptions resolve() const;
 };

@@ -28,6 +28,9 @@ void add_eval_commands(CLI::App& app) {
     eval::EvalOptions options;
     options.exclude_self = !a->keep_self;
     const auto result = eval::evaluate(data::read_trec_run(a->run), data::load_qrels(a->qrels), metrics, options);
+    if (const std::string unranked = eval::describe_unranked(result); !unranked.empty()) {
+      std::cerr << "warning: " << unranked << "\n";
+    }
     if (a->per_query) {
       for (const auto& [qid, values] : result.per_query) {
         for (const auto& [name, v] : values) std::cout << name << "\t" << qid << "\t" << std::fixed << std::setprecision(4) << v << "\n";

@@ -24,9 +24,9 @@ void add_index_commands(CLI::App& app) {
   build->add_option("--corpus", a->corpus, std::string("The corpus: ") + data::kCorpusFormats)->required();
   build->add_option("--out", a->out, "Index directory to write (replaced atomically)")->required();
   build->add_option("--model", a->model, "Dense encoder E (name or directory)");
-  build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
+  auto* sparse_opt = build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
   build->add_option("--kind", a->kind, "flat, hnsw, ivf or ivfpq");
-  build->add_flag("--fp16", a->fp16, "Store Es as float16 (half the memory)");
+  build->add_flag("--fp16", a->fp16, "Store Es as float16 (half the memory)")->needs(sparse_opt);
   build->add_flag("--tokens", a->tokens, "Store per-token embeddings for token-level scorers");
   build->add_flag("--stem", a->stem, "Stem BM25 terms (Snowball English)");
   build->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
@@ -36,12 +36,10 @@ void add_index_commands(CLI::App& app) {
     auto encoder = load_encoder(a->model, a->threads);
     std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
     const auto docs = data::load_documents(a->corpus);
-    index::IndexOptions options = retrieval::index_options_for(*encoder, sparse.get());
+    index::IndexOptions options = retrieval::index_options_for(*encoder, sparse.get(), a->tokens);
     options.sparse_storage = a->fp16 ? index::IndexOptions::SparseStorage::kFloat16
                                      : index::IndexOptions::SparseStorage::kFloat32;
     options.kind = a->kind;
-    options.store_token_embeddings = a->tokens;
-    options.token_dim = a->tokens ? encoder->token_dim() : 0;
     options.bm25.stem = a->stem;
     index::DocumentIndex built(options);
     std::vector<std::string> ids, texts;

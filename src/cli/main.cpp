@@ -162,10 +162,10 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const FileNotFound& e) {
-    std::cerr << "counterpoint: " << e.what() << "\n";
+    std::cerr << "counterpoint: " << cli::in_user_terms(e.what()) << "\n";
     return 2;
   } catch (const Error& e) {
-    std::cerr << "counterpoint: " << e.what() << "\n";
+    std::cerr << "counterpoint: " << cli::in_user_terms(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "counterpoint: unexpected error: " << e.what() << "\n";

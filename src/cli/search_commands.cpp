@@ -96,10 +96,11 @@ void add_search_commands(CLI::App& app) {
   auto* q_opt = search->add_option("--query", a->query, "One query text");
   auto* f_opt = search->add_option("--queries", a->query_file, "queries.jsonl or a file of one query per line");
   q_opt->excludes(f_opt);
-  search->add_option("--trec", a->trec_out, "Write a TREC run file instead of readable output");
+  auto* trec_opt = search->add_option("--trec", a->trec_out, "Write a TREC run file instead of readable output");
   search->add_flag("--explain", a->explain,
                    "Under each query's top hit, the tokens that align worst and the Es coordinates that carry the "
-                   "difference");
+                   "difference (readable output only)")
+      ->excludes(trec_opt);
   search->add_flag("--keep-self", a->keep_self,
                    "With --queries: keep a query's own id in its results (removed by default, as in run and BEIR)");
   add_model_options(search, a->models, kDefaultDenseModel);

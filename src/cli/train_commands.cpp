@@ -95,6 +95,7 @@ void add_train_commands(CLI::App& app) {
     cmd->callback([a] {
       training::TrainConfig& config = a->config;
       a->source.seed = config.seed;  // one --seed: data order, sampling and initialisation
+      training::validate(a->base, config);  // before the message below, which announces work
       if (config.trained_weights == training::TrainedWeights::kHead) {
         std::cerr << "head only: encoding every distinct text once with the frozen network first\n";
       }

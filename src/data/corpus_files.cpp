@@ -239,6 +239,15 @@ std::vector<Query> load_query_file(const std::string& path) {
   std::vector<Query> queries;
   if (has_extension(path, ".jsonl")) {
     queries = load_queries(path);
+  } else if (has_extension(path, ".csv") || has_extension(path, ".tsv")) {
+    // Columns as for a corpus, so that the id column names the query and is not read as its text.
+    const auto rows = has_extension(path, ".csv") ? load_csv_documents(path) : load_tsv_documents(path);
+    for (const Document& d : rows) {
+      if (!d.title.empty()) {
+        throw CorruptFile(path + ": query '" + d.id + "' has a title; a queries file has the columns id and text");
+      }
+      queries.push_back(Query{d.id, d.text});
+    }
   } else {
     const std::string bytes = read_file(path);
     for (const detail::NumberedLine& line : detail::split_lines(bytes)) {

@@ -12,6 +12,11 @@ namespace {
 // Relative slack so that 10 / 10 / 10 / 10 compares equal to 0.01 despite rounding.
 constexpr double kWidthTolerance = 1e-9;
 
+// The grid's last step index: lo + steps * grid_step <= hi, up to rounding.
+double grid_steps(const AlphaSearch& search) {
+  return std::floor((search.hi - search.lo) / search.grid_step * (1.0 + kWidthTolerance));
+}
+
 double evaluate_at(const std::function<double(double)>& objective, double alpha,
                    std::vector<AlphaPoint>& curve) {
   const double score = objective(alpha);
@@ -40,6 +45,24 @@ void validate(const AlphaSearch& search) {
     throw InvalidArgument("tune_alpha: grid_step must be positive, got " +
                           std::to_string(search.grid_step));
   }
+  // Each evaluation scores a whole dev set: a search of millions of points would not end in a
+  // working day, so its settings are refused before the first one.
+  constexpr double kMaxEvaluations = 100000;
+  double evaluations = 0;
+  if (search.kind == AlphaSearch::Kind::kGrid) {
+    evaluations = grid_steps(search) + 1;
+  } else {
+    for (double width = search.hi - search.lo;
+         width >= search.min_width * (1.0 - kWidthTolerance) && evaluations <= kMaxEvaluations;
+         width /= search.bins) {
+      evaluations += search.bins;
+    }
+  }
+  if (evaluations > kMaxEvaluations) {
+    throw InvalidArgument("tune_alpha: these settings evaluate the objective " +
+                          std::string(evaluations > 1e12 ? "over 10^12" : std::to_string(static_cast<long long>(evaluations))) +
+                          " times (at most 100000): use a larger grid_step or min_width, or fewer bins");
+  }
 }
 
 }  // namespace
@@ -67,8 +90,7 @@ AlphaResult tune_alpha(const std::function<double(double)>& objective, const Alp
   result.reference_alpha = result.reference_score = std::numeric_limits<double>::quiet_NaN();
 
   if (search.kind == AlphaSearch::Kind::kGrid) {
-    const auto steps = static_cast<long>(
-        std::floor((search.hi - search.lo) / search.grid_step * (1.0 + kWidthTolerance)));
+    const auto steps = static_cast<long>(grid_steps(search));
     for (long i = 0; i <= steps; ++i) {
       const double alpha = search.lo + static_cast<double>(i) * search.grid_step;
       const double score = evaluate_at(objective, alpha, result.curve);

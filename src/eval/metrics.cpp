@@ -148,10 +148,12 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
     if (named.insert(metric.name).second) parsed.push_back(std::move(metric));
   }
 
+  if (qrels.empty()) throw InvalidArgument("evaluate: the qrels judge no query");
   EvalResult result;
   for (const Metric& metric : parsed) result.mean[metric.name] = 0.0;
   for (const auto& [query_id, judgements] : qrels) {
     std::vector<ScoredDoc> ranking;
+    if (run.find(query_id) == run.end()) result.unranked.push_back(query_id);
     if (auto it = run.find(query_id); it != run.end()) {
       std::set<std::string> seen;
       for (const ScoredDoc& doc : it->second) {
@@ -175,10 +177,26 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
       result.mean[metric.name] += value;
     }
   }
-  if (!result.per_query.empty()) {
-    for (auto& [name, total] : result.mean) total /= static_cast<double>(result.per_query.size());
+  if (result.unranked.size() == qrels.size()) {
+    // Every query would score 0: query ids that do not match (q1 against q01) rather than a run.
+    throw InvalidArgument("evaluate: no query of the qrels has a ranking in the run (" +
+                          std::to_string(run.size()) + " ranked queries, e.g. '" +
+                          (run.empty() ? std::string() : run.begin()->first) + "'; " +
+                          std::to_string(qrels.size()) + " judged, e.g. '" + qrels.begin()->first +
+                          "'): the run's query ids must be the qrels' ids");
   }
+  for (auto& [name, total] : result.mean) total /= static_cast<double>(result.per_query.size());
   return result;
+}
+
+std::string describe_unranked(const EvalResult& result) {
+  if (result.unranked.empty()) return {};
+  std::string text = std::to_string(result.unranked.size()) + " of " + std::to_string(result.per_query.size()) +
+                     " judged queries have no ranking in the run (scored 0):";
+  const std::size_t shown = std::min<std::size_t>(result.unranked.size(), 5);
+  for (std::size_t i = 0; i < shown; ++i) text += (i ? ", " : " ") + result.unranked[i];
+  if (shown < result.unranked.size()) text += ", ...";
+  return text;
 }
 
 double roc_auc(const std::vector<float>& positives, const std::vector<float>& negatives) {

@@ -91,11 +91,11 @@ void require_recorded_encoder(const std::string& recorded, const std::string& re
 
 }  // namespace
 
-namespace {
-
 bool uses_tokens(Scorer s) {
   return s == Scorer::kMapMean || s == Scorer::kMaxSim || s == Scorer::kAlignment || s == Scorer::kVerifier;
 }
+
+namespace {
 
 // Min-max normalisation of one score list, as Relative Score Fusion defines it.
 std::vector<float> min_max(const std::vector<float>& scores) {
@@ -189,7 +189,10 @@ Retriever::Retriever(std::shared_ptr<const index::DocumentIndex> index, std::sha
 
 EncodedQueries Retriever::encode_queries(const std::vector<std::string>& queries, const SearchOptions& options,
                                          const std::string* prefix_override, FeatureCache* cache) const {
-  if (!encoder_) throw InvalidArgument("Retriever: no encoder, so queries must be passed encoded");
+  if (!encoder_) {
+    throw InvalidArgument("no encoder to encode query texts (the index was made or loaded without one): search with "
+                          "query vectors, or give the encoder the index was built with");
+  }
   return retrieval::encode_queries(*encoder_, sparse_encoder_.get(), queries, options, prefix_override, cache);
 }
 
@@ -237,14 +240,21 @@ std::vector<std::vector<Hit>> Retriever::search(const std::vector<std::string>& 
   return search_encoded(encode_queries(queries, options, prefix_override), options);
 }
 
+void validate_weights(const SearchOptions& options) {
+  if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("alpha must be finite");
+  if (!(options.fusion_lambda >= 0) || !std::isfinite(options.fusion_lambda)) {
+    throw InvalidArgument("fusion_lambda must be finite and >= 0 (the weight of BM25 beside the dense score)");
+  }
+  choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
+}
+
 void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {
   if (options.k == 0) throw InvalidArgument("k must be >= 1");
   if (options.candidates < options.k) {
     throw InvalidArgument("candidates (K = " + std::to_string(options.candidates) +
                           ") must be >= k (" + std::to_string(options.k) + ")");
   }
-  if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("alpha must be finite");
-  if (!std::isfinite(options.fusion_lambda)) throw InvalidArgument("fusion_lambda must be finite");
+  validate_weights(options);
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   if (options.stage1 != Stage1::kBm25) {
     require_width(queries.dense, index_->options().dim, "query embeddings");
@@ -708,8 +718,10 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
   }
 }
 
-index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder) {
+index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder, bool tokens) {
   index::IndexOptions options;
+  options.store_token_embeddings = tokens;
+  options.token_dim = tokens ? encoder.token_dim() : 0;
   options.dim = encoder.dim();
   options.encoder_id = encoder.identity();
   options.encoder_settings = encoder.settings();

@@ -136,7 +136,7 @@ bool read_checkpoint(const std::string& output_dir, const nlohmann::json& finger
     if (state.at("config") != fingerprint) {
       throw InvalidArgument("checkpoint " + dir + " was made with another configuration or triple set (" +
                             state.at("config").dump() + " vs " + fingerprint.dump() +
-                            "); remove it or turn resuming off");
+                            "); remove it, or start afresh (--fresh, resume=False)");
     }
     verify_checkpoint_files(dir, state);
     accept_state(state);

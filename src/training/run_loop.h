@@ -26,6 +26,10 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
 // InvalidArgument naming `config` (e.g. "TrainConfig") when `dir` is empty; IoError when it is a
 // file, lies under one, or the directory it would be made in is not writable.
 void require_output_directory(const std::string& dir, const std::string& config);
+// InvalidArgument unless `dir` is new, empty, or holds only what a training writes (an earlier
+// training's model or verifier, its checkpoint): training writes its files into the folder, so a
+// folder of the user's files, a corpus or an installed model is refused.
+void require_training_output_folder(const std::string& dir, const std::string& config);
 
 // InvalidArgument naming `config` (e.g. "TrainConfig") and the first bad field; the output
 // directory as require_output_directory checks it.

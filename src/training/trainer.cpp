@@ -224,8 +224,10 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
 
 // InvalidArgument when the run would write its model over the base model's directory (or into
 // a folder holding it), by the one output rule.
+// Then refuses a folder of other files, as the base model is named first when it is the output.
 void require_output_is_not_base(const std::string& base_dir, const TrainConfig& config) {
   require_safe_output(config.output_dir, "output_dir", {{"base model", base_dir}}, OutputKind::kFolder);
+  detail::require_training_output_folder(config.output_dir, "TrainConfig");
 }
 
 // Tunes alpha for cos(E) + alpha * sparsity(Es) on the dev triples, with the model just written
@@ -382,12 +384,6 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
 
 namespace {
 
-// The base model's directory, refusing one the run would write its model over.
-std::string base_model_directory(const std::string& base_model, const TrainConfig& config) {
-  std::string dir = resolve_model(base_model);
-  require_output_is_not_base(dir, config);
-  return dir;
-}
 
 EncoderTrainReport train_base(const std::string& base_dir, const std::vector<Triple>& triples,
                               const TrainConfig& config, const TrainProgressCallback& progress) {
@@ -399,18 +395,25 @@ EncoderTrainReport train_base(const std::string& base_dir, const std::vector<Tri
 
 }  // namespace
 
+std::string validate(const std::string& base_model, const TrainConfig& config) {
+  validate(config);
+  std::string dir = resolve_model(base_model);
+  require_output_is_not_base(dir, config);
+  return dir;
+}
+
 EncoderTrainReport train(const std::string& base_model, const std::vector<Triple>& triples,
                          const TrainConfig& config, const TrainProgressCallback& progress) {
-  validate(config);
+  const std::string base_dir = validate(base_model, config);
   detail::require_uniform_triples(triples, "train");
-  return train_base(base_model_directory(base_model, config), triples, config, progress);
+  return train_base(base_dir, triples, config, progress);
 }
 
 EncoderTrainReport train_from_source(const std::string& base_model, const TripleSource& source,
                                      const TrainConfig& config, const TrainProgressCallback& progress) {
   validate(config);
-  validate(source);
-  const std::string base_dir = base_model_directory(base_model, config);
+  validate(source);  // before the base model is looked up, as every setting
+  const std::string base_dir = validate(base_model, config);
   TrainConfig described = config;
   if (described.data_description.empty()) described.data_description = describe(source);
   return train_base(base_dir, build_triples(source), described, progress);

@@ -10,6 +10,8 @@
 #include <set>
 
 #include "counterpoint/core/errors.h"
+#include "counterpoint/core/files.h"
+#include "counterpoint/core/json_document.h"
 #include "fine_tuning.h"
 #include "run_loop.h"
 
@@ -83,6 +85,33 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
   return k;
 }
 
+// A training writes model.pt, manifest.json, ... (or verifier.json, weights.pt) and checkpoint/ into
+// its output folder, so it may fill a new or empty folder, go on in one that holds only its
+// checkpoint, or replace what an earlier training wrote (a manifest with a "training" record):
+// never a folder of the user's own files, a corpus or an installed model.
+namespace {
+bool holds_only_training_output(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec)) return true;
+  for (const char* manifest : {"manifest.json", "verifier.json"}) {
+    const std::string path = join_path(dir, manifest);
+    if (!fs::is_regular_file(path, ec)) continue;
+    try {
+      const nlohmann::json document = read_json_document(path);
+      if (document.is_object() && document.contains("training")) return true;
+    } catch (const Error&) {
+      // Unreadable: no proof that a training wrote the folder; refused below.
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name != "checkpoint" && name != "checkpoint.partial") return false;
+  }
+  return !ec;
+}
+}  // namespace
+
 void require_output_directory(const std::string& dir, const std::string& config) {
   namespace fs = std::filesystem;
   if (dir.empty()) throw InvalidArgument(config + ".output_dir is empty");
@@ -100,6 +129,14 @@ void require_output_directory(const std::string& dir, const std::string& config)
     }
     if (::access(path.c_str(), W_OK | X_OK) != 0) throw IoError(where + path.string() + " is not writable");
     return;
+  }
+}
+
+void require_training_output_folder(const std::string& dir, const std::string& config) {
+  if (!holds_only_training_output(dir)) {
+    throw InvalidArgument(config + ".output_dir " + dir +
+                          " holds files that are not a model or checkpoint a training wrote, and training writes "
+                          "its files into it; choose a new or empty folder");
   }
 }
 

@@ -87,6 +87,26 @@ def test_hits_to_run_feeds_evaluate():
     assert run == {"q2": [("d2", 0.3)]}
     with pytest.raises(ValueError):
         cp.hits_to_run(["q1", "q2"], [[]])
+    with pytest.raises(ValueError, match=r"repeated: \['q'\]"):  # a dict would keep the last ranking only
+        cp.hits_to_run(["q", "q"], [[FakeHit("d1", 0.5)], [FakeHit("d2", 0.3)]])
+
+
+def test_evaluate_warns_of_unranked_queries_and_refuses_runs_it_cannot_score():
+    with pytest.warns(UserWarning, match=r"1 of 2 judged queries have no ranking in the run \(scored 0\): q2"):
+        assert cp.evaluate({"q1": {"d1": 1.0}}, {"q1": {"d1": 1}, "q2": {"d2": 1}}, ["acc@1"]) == {"acc@1": 0.5}
+    with pytest.raises(ValueError, match="the run's query ids must be the qrels' ids"):
+        cp.evaluate({"1": {"d1": 1.0}}, {"q1": {"d1": 1}}, ["acc@1"])
+    with pytest.raises(ValueError, match="the qrels judge no query"):
+        cp.evaluate({"q1": {"d1": 1.0}}, {}, ["acc@1"])
+
+
+def test_tune_alpha_refuses_a_search_that_would_not_end():
+    calls = []
+    with pytest.raises(ValueError, match="1000001 times"):
+        cp.tune_alpha(calls.append, method="grid", lo=0.0, hi=1.0, grid_step=1e-6)
+    with pytest.raises(ValueError, match="at most 100000"):
+        cp.tune_alpha(calls.append, bins=10 ** 9)
+    assert calls == []
 
 
 def test_tune_alpha_grid_and_interval():

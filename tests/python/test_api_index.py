@@ -327,6 +327,17 @@ def test_an_index_of_precomputed_rows_searches_like_one_built_from_texts(index, 
         cp.Index.build_from_embeddings(IDS, rows, rows, encoder_id=encoder)
 
 
+def test_an_index_of_outside_rows_saves_and_loads_for_search_by_vectors(encoder, tmp_path):
+    rows = encoder.encode(TEXTS)
+    built = cp.Index.build_from_embeddings(IDS, rows, texts=TEXTS, encoder_id="external@my-pipeline")
+    built.save(tmp_path / "outside")
+    loaded = cp.Index.load(tmp_path / "outside")  # no Encoder made these rows
+    query = encoder.encode([TEXTS[1]], query=True)
+    assert [h.id for h in loaded.search(query, k=3)[0]] == [h.id for h in built.search(query, k=3)[0]]
+    with pytest.raises(ValueError, match="is not the model the index was built with"):
+        cp.Index.load(tmp_path / "outside", encoder=encoder)
+
+
 def test_an_index_of_precomputed_rows_names_a_model_that_resolves_and_fits_or_says_external(encoder, tmp_path,
                                                                                              monkeypatch):
     rows = encoder.encode(TEXTS)

@@ -116,7 +116,7 @@ def test_train_with_dev_triples_records_alpha_and_settings_are_refused_before_an
     for args, message in [(("--sparsity", "l3"), "unknown sparsity function 'l3'"),
                           (("--curriculum", "random"), "unknown stance curriculum 'random'"),
                           (("--data", "squad"), "squad"),
-                          (("--lr", "-1"), "learning_rate"),
+                          (("--lr", "-1"), "--lr must be a positive finite number"),
                           (("--dev-triples", tmp_path / "missing.tsv"), "missing.tsv"),
                           (("--out", triples), "not a directory")]:
         out_args = () if "--out" in args else ("--out", tmp_path / "m")
@@ -561,3 +561,112 @@ def test_the_cli_takes_the_hubs_spellings_of_the_default_model(tmp_path):
     hits = run("search", "--index", tmp_path / "index", "--model", "All-MiniLM-L6-v2", "--query", "a guitarist",
                "-k", 1, "--threads", 1).stdout
     assert hits.splitlines()[2].endswith("  a  the man is playing guitar"), hits
+
+
+def write_triples(path):
+    path.write_text("".join(f"the {s} is {a}\tthe {s} is not {a}\tsome {s} is {a}\t{s}{a}\n"
+                            for s in ["man", "woman", "boy", "girl"] for a in ["playing guitar", "eating food"]))
+
+
+def test_train_never_writes_into_a_folder_of_the_users_files(tmp_path):
+    triples = tmp_path / "triples.tsv"
+    write_triples(triples)
+    thesis = tmp_path / "thesis"
+    thesis.mkdir()
+    (thesis / "manifest.json").write_text('{"mine": 1}\n')
+    args = ["train", "sparsecl", "--triples", triples, "--base", TINY_MODEL, "--head-only", "--batch-size", 4,
+            "--threads", 1]
+    refused = run(*args, "--out", thesis, check=False)
+    assert refused.returncode != 0 and "choose a new or empty folder" in refused.stderr
+    assert "head only: encoding" not in refused.stderr  # refused before it announced any work
+    assert (thesis / "manifest.json").read_text() == '{"mine": 1}\n' and not (thesis / "model.pt").exists()
+    # The folder holding the triples themselves is the user's too.
+    beside = run(*args, "--out", tmp_path, check=False)
+    assert beside.returncode != 0 and triples.exists() and not (tmp_path / "model.pt").exists()
+    # Training again into a model folder a training wrote replaces that model.
+    run(*args, "--out", tmp_path / "model")
+    run(*args, "--out", tmp_path / "model", "--fresh")
+
+
+def test_queries_from_a_csv_or_tsv_are_read_by_their_id_and_text_columns(tmp_path):
+    need_default_model()
+    index = tmp_path / "index"
+    run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1)
+    csv = tmp_path / "queries.csv"
+    csv.write_text("id,text\nq03,Water boils at a lower temperature at high altitude.\n")
+    out = run("search", "--index", index, "--queries", csv, "-k", 1, "--threads", 1).stdout
+    assert "q03: Water boils at a lower temperature at high altitude." in out and "id,text" not in out
+    tsv = tmp_path / "queries.tsv"
+    tsv.write_text("q03\tWater boils at a lower temperature at high altitude.\n")
+    assert run("search", "--index", index, "--queries", tsv, "-k", 1, "--threads", 1).stdout == out
+
+
+def test_eval_refuses_runs_of_other_query_ids_and_warns_of_unranked_queries(tmp_path):
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq01\td1\t1\nq02\td2\t1\n")
+    mismatched = tmp_path / "mismatched.trec"
+    mismatched.write_text("q1 Q0 d1 1 1.0 x\nq2 Q0 d2 1 1.0 x\n")
+    refused = run("eval", "--qrels", qrels, "--run", mismatched, check=False)
+    assert refused.returncode != 0 and "the run's query ids must be the qrels' ids" in refused.stderr
+    partial = tmp_path / "partial.trec"
+    partial.write_text("q01 Q0 d1 1 1.0 x\n")
+    scored = run("eval", "--qrels", qrels, "--run", partial, "--metrics", "acc@1")
+    assert "acc@1\tall\t0.5000" in scored.stdout
+    assert "warning: 1 of 2 judged queries have no ranking in the run (scored 0): q02" in scored.stderr
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("query-id\tcorpus-id\tscore\n")
+    refused = run("eval", "--qrels", empty, "--run", partial, check=False)
+    assert refused.returncode != 0 and "the qrels judge no query" in refused.stderr
+
+
+def test_search_for_more_hits_than_the_default_candidates_raises_them_as_python_does(tmp_path):
+    need_default_model()
+    index = tmp_path / "index"
+    run("index", "build", "--corpus", ROOT / "examples" / "corpus", "--out", index, "--threads", 1)
+    trec = tmp_path / "all.trec"
+    run("search", "--index", index, "--query", "water", "-k", 200, "--trec", trec, "--threads", 1)
+    assert len(trec.read_text().splitlines()) == 88  # every passage of the example corpus
+    refused = run("search", "--index", index, "--query", "water", "-k", 200, "--candidates", 50, check=False)
+    assert refused.returncode != 0 and "candidates" in refused.stderr
+
+
+def test_run_with_a_token_scorer_indexes_the_token_embeddings_it_needs(tmp_path):
+    need_default_model()
+    corpus = ROOT / "examples" / "corpus"
+    out = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--scorer", "maxsim",
+              "--threads", 1, "--no-feature-cache", "--metrics", "ndcg@10", "-k", 10).stdout
+    assert "ndcg@10\t" in out
+    cache = tmp_path / "no-tokens"
+    run("index", "build", "--corpus", corpus, "--out", cache, "--threads", 1)
+    refused = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--scorer",
+                  "maxsim", "--index-cache", cache, "--threads", 1, check=False)
+    assert refused.returncode != 0 and "holds no token embeddings" in refused.stderr
+
+
+def test_a_bad_setting_is_named_by_the_flag_the_user_typed(tmp_path):
+    triples = tmp_path / "triples.tsv"
+    write_triples(triples)
+    train = ["train", "sparsecl", "--head-only", "--triples", triples, "--base", TINY_MODEL, "--out", tmp_path / "m"]
+    for flag, value in [("--lr", "nan"), ("--epochs", "0"), ("--batch-size", "0"), ("--temperature", "0")]:
+        refused = run(*train, flag, value, check=False)
+        assert refused.returncode != 0 and f"counterpoint: {flag} must be" in refused.stderr, refused.stderr
+        assert "TrainConfig" not in refused.stderr
+    pairs = tmp_path / "pairs.tsv"
+    write_pairs(pairs)
+    shape = run("train", "verifier", "--model", TINY_MODEL, "--pairs", pairs, "--map-size", "-5", "--out",
+                tmp_path / "v", check=False)
+    assert shape.returncode != 0 and "--map-size is -5, expected [4, 1024]" in shape.stderr, shape.stderr
+    corpus = ROOT / "examples" / "corpus"
+    fused = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--model", TINY_MODEL,
+                "--stage1", "hybrid", "--lambda", "nan", check=False)
+    assert fused.returncode != 0 and "--lambda must be finite and >= 0" in fused.stderr, fused.stderr
+
+
+def test_options_that_would_be_ignored_are_refused():
+    corpus = ROOT / "examples" / "corpus"
+    fp16 = run("index", "build", "--corpus", corpus, "--out", "unused", "--fp16", check=False)
+    assert fp16.returncode != 0 and "--fp16 requires --sparse-model" in fp16.stderr, fp16.stderr
+    explain = run("search", "--index", "unused", "--query", "x", "--trec", "x.trec", "--explain", check=False)
+    assert explain.returncode != 0 and "--trec excludes --explain" in explain.stderr, explain.stderr
+    demo = run("demo", "--models", "/no/such/models", check=False)
+    assert demo.returncode == 2 and "--models /no/such/models is not a directory of models" in demo.stderr

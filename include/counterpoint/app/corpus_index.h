@@ -21,11 +21,14 @@ namespace counterpoint::app {
 // `encoder` (and `sparse` when not null), saved to `cache` unless `cache` is empty. With a
 // `feature_cache` folder, the network's pooled features of the corpus are kept there and reused:
 // E and every head Es over the same network then index the corpus without a forward pass.
+// `with_tokens` (for token scorers) stores E's token embeddings too; a cached index without them
+// is then refused (InvalidArgument) before any encoding.
 std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cache,
                                                           const std::vector<data::Document>& corpus,
                                                           const Encoder& encoder, const Encoder* sparse,
                                                           const ProgressCallback& progress = {},
-                                                          const std::string& feature_cache = "");
+                                                          const std::string& feature_cache = "",
+                                                          bool with_tokens = false);
 
 // A model by name or directory (resolve_model), loaded with `threads` encoder threads.
 std::shared_ptr<Encoder> load_model(const std::string& name_or_dir, int threads);

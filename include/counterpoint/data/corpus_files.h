@@ -43,8 +43,10 @@ std::vector<Document> load_text_documents(const std::string& path);
 // kCorpusFormats.
 std::vector<Document> load_documents(const std::string& path);
 
-// Where every face reads "queries" from: a BEIR queries.jsonl (a .jsonl name), or a text file
-// with one query per line (blank lines skipped; ids q1, q2, ... by line order among the queries).
+// Where every face reads "queries" from: a BEIR queries.jsonl (a .jsonl name); a .csv or .tsv with
+// the columns of a corpus file (header naming id and text; a .tsv may be bare id<TAB>text lines),
+// a title refused; or any other text file with one query per line (blank lines skipped; ids q1,
+// q2, ... by line order among the queries).
 // Invalid UTF-8 or a NUL byte throws CorruptFile "file:line: ..."; a file without queries is
 // InvalidArgument.
 std::vector<Query> load_query_file(const std::string& path);

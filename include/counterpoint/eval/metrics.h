@@ -50,7 +50,14 @@ struct EvalResult {
   std::map<std::string, std::map<std::string, double>> per_query;
   // metric name -> mean over per_query.
   std::map<std::string, double> mean;
+  // Queries of the qrels without a ranking in the run (each scored 0), in id order: every face
+  // warns with them, as an unranked query is more often a mismatched id than an empty result.
+  std::vector<std::string> unranked;
 };
+
+// "N of M judged queries have no ranking in the run (scored 0): id, id, ..." (first ids only);
+// empty when every judged query is ranked.
+std::string describe_unranked(const EvalResult& result);
 
 // How many hits per query a run must hold so that every metric sees its whole cut-off: the
 // largest k, the largest relevant count of any query for p@r, plus one when exclude_self drops a
@@ -63,9 +70,10 @@ std::size_t required_depth(const std::vector<std::string>& metrics, const Qrels&
 std::vector<ScoredDoc> trec_order(std::vector<ScoredDoc> docs);
 
 // Scores every query that has qrels. The mean is over those queries: a query with qrels but no
-// ranking in `run` scores 0 on every metric (trec_eval -c), a query whose qrels hold no positive
-// grade scores 0, and rankings of queries without qrels are ignored. A document listed twice in
-// one ranking, a non-finite score or an unknown metric throws InvalidArgument.
+// ranking in `run` scores 0 on every metric (trec_eval -c) and is listed in `unranked`, a query
+// whose qrels hold no positive grade scores 0, and rankings of queries without qrels are ignored.
+// Empty qrels, a run that ranks none of the judged queries (mismatched ids), a document listed
+// twice in one ranking, a non-finite score or an unknown metric throws InvalidArgument.
 EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
                     const std::vector<std::string>& metrics, const EvalOptions& options = {});
 

@@ -43,6 +43,8 @@ Fusion parse_fusion(const std::string& name);
 struct SearchOptions;
 void set_scorer(SearchOptions& options, const std::string& name);
 std::string to_string(Scorer scorer);
+// Whether `scorer` reads token embeddings (mean, maxsim, alignment, verifier): the index must store them.
+bool uses_tokens(Scorer scorer);
 std::string to_string(Stage1 stage1);
 std::string to_string(Fusion fusion);
 
@@ -68,6 +70,12 @@ struct SearchOptions {
   scoring::AlignmentOptions alignment;
   index::SearchParams dense_params;  // efSearch / nprobe for this call
 };
+
+// K when a caller names none: the default (SearchOptions' or a command's own), or k itself when
+// more hits than that are asked for (every face: Index.search, the CLI's commands, the demo).
+inline std::size_t default_candidates(std::size_t k, std::size_t base = SearchOptions{}.candidates) {
+  return k > base ? k : base;
+}
 
 struct Hit {
   std::string id;
@@ -214,9 +222,16 @@ class Retriever {
 // check when it opens an index with encoders.
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder);
 
-// Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given): widths and
-// the encoders' identities set, everything else at its default.
-index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr);
+// InvalidArgument for a weight no search can use: a non-finite alpha, a negative or non-finite
+// fusion_lambda, a sparsity scale out of range. Every search checks them; faces call it to refuse
+// them before any model loads.
+void validate_weights(const SearchOptions& options);
+
+// Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given; with `tokens`,
+// its token embeddings for the token scorers): widths and the encoders' identities set,
+// everything else at its default.
+index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* sparse_encoder = nullptr,
+                                      bool tokens = false);
 
 // Retriever::encode_queries without an index, for a stage 1 run elsewhere (a Milvus collection, a
 // user's own store, then rerank): E reads each whole query, Es (needed by a sparsity scorer) the

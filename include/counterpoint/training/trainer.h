@@ -86,6 +86,11 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
 // directory (set, not a file, not under one), and with dev_triples the files (regular files) and
 // the dense model (resolvable). InvalidArgument, FileNotFound or IoError naming the setting.
 void validate(const TrainConfig& config);
+// What every train function checks before any work: validate(config), `base_model` resolves (by
+// name or folder), config.output_dir is not its directory (InvalidArgument naming it) and holds
+// nothing but an earlier training's model or checkpoint (never a folder of other files).
+// Returns the base model's directory.
+std::string validate(const std::string& base_model, const TrainConfig& config);
 
 struct EncoderTrainReport : TrainReport {
   std::size_t triples = 0;  // trained on

@@ -171,3 +171,26 @@ TEST(EmptyInput, AFolderWithoutCorpusJsonlSaysWhatACorpusIs) {
               "corpus " + folder + " is a folder without corpus.jsonl; a corpus is " + kCorpusFormats);
   }
 }
+
+// A .csv or .tsv queries file was read as raw lines: its header became a query and every query
+// was encoded with its id in front ("q1,Water boils ...").
+TEST(QueryFiles, CsvAndTsvQueriesAreReadByTheirColumnsLikeACorpus) {
+  const std::string csv = scratch_file("queries.csv", "id,text\nq01,\"Water boils, slowly.\"\nq02,Ice floats.\n");
+  const std::string tsv = scratch_file("queries.tsv", "q01\tWater boils, slowly.\nq02\tIce floats.\n");
+  for (const std::string& path : {csv, tsv}) {
+    const std::vector<Query> queries = load_query_file(path);
+    ASSERT_EQ(queries.size(), 2u) << path;
+    EXPECT_EQ(queries[0].id, "q01");
+    EXPECT_EQ(queries[0].text, "Water boils, slowly.");
+    EXPECT_EQ(queries[1].id, "q02");
+    EXPECT_EQ(queries[1].text, "Ice floats.");
+  }
+  const std::string plain = scratch_file("queries.txt", "id,text\nWater boils.\n");
+  EXPECT_EQ(load_query_file(plain)[0].text, "id,text");  // any other name: one query per line, as it says
+}
+
+TEST(QueryFiles, AQueriesTableWithATitleColumnIsRefused) {
+  const std::string path = scratch_file("titled.csv", "id,title,text\nq1,T,Water boils.\n");
+  EXPECT_EQ(corrupt_message([&] { load_query_file(path); }),
+            path + ": query 'q1' has a title; a queries file has the columns id and text");
+}

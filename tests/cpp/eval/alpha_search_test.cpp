@@ -112,3 +112,29 @@ TEST(AlphaSearchSettings, InvalidSettingsAndScoresAreRejected) {
   EXPECT_THROW(tune_alpha([](double) { return std::numeric_limits<double>::quiet_NaN(); }),
                InvalidArgument);
 }
+
+// A grid step of 1e-6 over [0, 1] would score the dev set a million times: refused before the first.
+TEST(AlphaSearchSettings, ASearchOfMoreThan100000EvaluationsIsRefusedBeforeTheFirst) {
+  int calls = 0;
+  auto counted = [&calls](double) { return double(++calls); };
+  AlphaSearch fine_grid;
+  fine_grid.kind = AlphaSearch::Kind::kGrid;
+  fine_grid.lo = 0;
+  fine_grid.hi = 1;
+  fine_grid.grid_step = 1e-6;
+  try {
+    tune_alpha(counted, fine_grid);
+    ADD_FAILURE() << "a million-point grid was searched";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "tune_alpha: these settings evaluate the objective 1000001 times (at most 100000): use a larger "
+              "grid_step or min_width, or fewer bins");
+  }
+  AlphaSearch many_bins;
+  many_bins.bins = 1000000000;
+  EXPECT_THROW(tune_alpha(counted, many_bins), InvalidArgument);
+  EXPECT_EQ(calls, 0);
+  fine_grid.grid_step = 1e-4;  // 10,001 points: allowed
+  EXPECT_NO_THROW(tune_alpha(counted, fine_grid));
+  EXPECT_EQ(calls, 10001);
+}

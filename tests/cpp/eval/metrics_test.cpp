@@ -160,3 +160,36 @@ TEST(RocAuc, NeedsBothClassesAndFiniteScores) {
   EXPECT_THROW(roc_auc({0.1f}, {}), InvalidArgument);
   EXPECT_THROW(roc_auc({std::numeric_limits<float>::quiet_NaN()}, {0.1f}), InvalidArgument);
 }
+
+TEST(Evaluate, EmptyQrelsAreAnErrorNotAZeroScore) {
+  try {
+    evaluate(RankedRun{{"q", {{"a", 1.0f}}}}, Qrels{}, {"ndcg@10"});
+    ADD_FAILURE() << "empty qrels were scored";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "evaluate: the qrels judge no query");
+  }
+}
+
+TEST(Evaluate, ARunThatRanksNoJudgedQueryIsAnIdMismatchNotAZeroScore) {
+  // Queries read from a text file are named q1, q2, ...; BEIR's qrels may say q01, q02.
+  const Qrels qrels{{"q01", {{"a", 1}}}, {"q02", {{"b", 1}}}};
+  const RankedRun run{{"q1", {{"a", 1.0f}}}, {"q2", {{"b", 1.0f}}}};
+  try {
+    evaluate(run, qrels, {"ndcg@10"});
+    ADD_FAILURE() << "a run of other query ids was scored";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "evaluate: no query of the qrels has a ranking in the run (2 ranked queries, e.g. 'q1'; 2 judged, "
+              "e.g. 'q01'): the run's query ids must be the qrels' ids");
+  }
+}
+
+TEST(Evaluate, JudgedQueriesWithoutARankingScoreZeroAndAreListed) {
+  const Qrels qrels{{"q1", {{"a", 1}}}, {"q2", {{"b", 1}}}, {"q3", {{"c", 1}}}};
+  const RankedRun run{{"q2", {{"b", 1.0f}}}, {"other", {{"c", 1.0f}}}};
+  const EvalResult result = evaluate(run, qrels, {"acc@1"});
+  EXPECT_DOUBLE_EQ(result.mean.at("acc@1"), 1.0 / 3.0);  // trec_eval -c: the mean is over all three
+  EXPECT_EQ(result.unranked, (std::vector<std::string>{"q1", "q3"}));
+  EXPECT_EQ(describe_unranked(result), "2 of 3 judged queries have no ranking in the run (scored 0): q1, q3");
+  EXPECT_EQ(describe_unranked(evaluate(RankedRun{{"q1", {{"a", 1.0f}}}}, Qrels{{"q1", {{"a", 1}}}}, {"acc@1"})), "");
+}

@@ -444,6 +444,36 @@ TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
   EXPECT_THROW(parse_trained_weights("adapter"), InvalidArgument);
 }
 
+// `train ... --out thesis` used to write model.pt, manifest.json, ... over whatever the folder held.
+TEST(Train, WritesOnlyIntoANewOrEmptyFolderOrOverWhatATrainingWrote) {
+  namespace fs = std::filesystem;
+  auto config = tiny_config(fresh_dir("users-folder"));
+  config.epochs = 1;
+  fs::create_directories(config.output_dir);
+  write_file_atomic(join_path(config.output_dir, "manifest.json"), "{\"mine\": 1}\n");
+  write_file_atomic(join_path(config.output_dir, "notes.txt"), "my notes\n");
+  try {
+    train(kTinyModel, synthetic_triples(), config);
+    ADD_FAILURE() << "a folder of the user's files was trained into";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "TrainConfig.output_dir " + config.output_dir +
+                                         " holds files that are not a model or checkpoint a training wrote, and "
+                                         "training writes its files into it; choose a new or empty folder");
+  }
+  EXPECT_EQ(read_file(join_path(config.output_dir, "manifest.json")), "{\"mine\": 1}\n");
+  EXPECT_FALSE(fs::exists(join_path(config.output_dir, "model.pt")));
+
+  // A model an earlier training wrote is replaced, as re-running a recipe does.
+  auto again = tiny_config(fresh_dir("retrained"));
+  again.epochs = 1;
+  train(kTinyModel, synthetic_triples(), again);
+  EXPECT_NO_THROW(train(kTinyModel, synthetic_triples(), again));
+  // An installed (not trained) model's folder is the user's too.
+  auto over_base = tiny_config(fresh_dir("over-base"));
+  fs::copy(kTinyModel, over_base.output_dir, fs::copy_options::recursive);
+  EXPECT_THROW(train(kTinyModel, synthetic_triples(), over_base), InvalidArgument);
+}
+
 TEST(Train, DevTriplesTuneAlphaAfterTrainingAndRecordItInTheManifest) {
   const std::string out = fresh_dir("dev_alpha");
   auto config = tiny_config(out);
