@@ -310,6 +310,6 @@ def train_verifier(encoder: Union[Encoder, PathType], triples: Sequence[Triple],
                    encoder_learning_rate: float = ..., checkpoint_every: int = ..., resume: bool = ...,
                    progress: Progress = ...) -> TrainReport: ...
 
-def clean_corpus(index: Index, trusted: Sequence[str], *, out: Optional[PathType] = ..., top: int = ...,
+def clean_corpus(index: Index, trusted: Sequence[str], *, out: Optional[PathType] = ..., top: Optional[int] = ...,
                  threshold: Optional[float] = ..., alpha: Optional[float] = ..., candidates: int = ...,
                  guard: bool = ..., sparsity_scale: Optional[float] = ...) -> List[Dict[str, Any]]: ...

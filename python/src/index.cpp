@@ -959,11 +959,15 @@ given, else the one the sparse encoder recorded when tuned on dev, else 0 (no ga
 Returns (value, source, description), source one of "given", "recorded", "default".)");
   m.def(
       "clean_corpus",
-      [](const PyIndex& index, py::object trusted_texts, py::object out, py::ssize_t top, std::optional<double> threshold,
+      [](const PyIndex& index, py::object trusted_texts, py::object out, std::optional<py::ssize_t> top,
+         std::optional<double> threshold,
          std::optional<double> alpha, py::ssize_t candidates, bool guard, std::optional<double> sparsity_scale) {
         const std::vector<std::string> trusted = text_list(trusted_texts, "trusted");
         retrieval::CleaningOptions options;
-        options.top = top < 0 ? throw py::value_error("top must be >= 0") : std::size_t(top);
+        if (top && threshold) {
+          throw py::value_error("give top or threshold, not both: threshold removes every candidate scoring at least it");
+        }
+        if (top) options.top = *top < 0 ? throw py::value_error("top must be >= 0") : std::size_t(*top);
         if (threshold) options.threshold = float(*threshold);
         if (alpha) options.alpha = float(*alpha);
         if (sparsity_scale) options.sparsity_scale = float(*sparsity_scale);
@@ -1003,7 +1007,7 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
         return removed;
       },
       py::arg("index"), py::arg("trusted"), py::kw_only(), py::arg("out") = py::none(),
-      py::arg("top") = retrieval::CleaningOptions{}.top, py::arg("threshold") = py::none(),
+      py::arg("top") = py::none(), py::arg("threshold") = py::none(),
       py::arg("alpha") = py::none(), py::arg("candidates") = retrieval::CleaningOptions{}.candidates,
       py::arg("guard") = true, py::arg("sparsity_scale") = py::none(),
       R"(Corpus cleaning with contradiction retrieval: the passages of `index` that contradict a
@@ -1015,8 +1019,9 @@ Arguments:
         removed.
     out: a new (or empty) directory: corpus.jsonl receives the index's passages that were not
         removed (slot order), report.jsonl one line per removal. None writes nothing.
-    top: passages removed per trusted text (the SparseCL paper removes 3).
-    threshold: instead of top, remove every candidate whose score is at least this.
+    top: passages removed per trusted text (the SparseCL paper removes 3); None = the library's
+        default (CleaningOptions.top).
+    threshold: instead of top (not with it), remove every candidate whose score is at least this.
     alpha: the sparsity weight; None = the one the sparse encoder records (else 1.0).
     candidates: stage-1 candidates per trusted text (K).
     guard: SparseCL's identical-pair guard.

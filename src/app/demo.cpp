@@ -40,6 +40,13 @@ DemoReport run_demo(const DemoOptions& options) {
   // A given alpha or scale out of range is reported before any model loads.
   retrieval::choose_alpha(options.alpha, nullptr);
   retrieval::choose_sparsity_scale(options.sparsity_scale, nullptr);
+  const std::string qrels_file =
+      options.qrels.empty() ? data::qrels_path(options.corpus, "contradictions") : options.qrels;
+  data::Qrels qrels = path_exists(qrels_file) ? data::load_qrels(qrels_file) : data::Qrels{};
+  if (!options.qrels.empty() && qrels.empty()) {
+    throw InvalidArgument("--qrels " + options.qrels + " judges no query: the demo counts contradictions ranked first "
+                          "against its judgements");
+  }
   const std::string model_dir = model_path(options.model, options.models);
   const std::string sparse_dir = model_path(options.sparse_model, options.models);
 
@@ -54,9 +61,7 @@ DemoReport run_demo(const DemoOptions& options) {
   report.sparse_encoder = sparse->manifest().name;
 
   const auto dataset = data::load_beir(options.corpus);
-  const std::string qrels_file =
-      options.qrels.empty() ? data::qrels_path(options.corpus, "contradictions") : options.qrels;
-  if (path_exists(qrels_file)) report.qrels = data::load_qrels(qrels_file);
+  report.qrels = std::move(qrels);
   auto idx = cached_corpus_index("", dataset.corpus, *encoder, sparse.get());
   report.index = idx;
   report.passages = dataset.corpus.size();

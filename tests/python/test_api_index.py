@@ -449,6 +449,9 @@ def test_clean_corpus_removes_what_contradicts_a_trusted_text_and_keeps_trusted_
         cp.clean_corpus(index, [TEXTS[0]], out=tmp_path / "cleaned")
     with pytest.raises(ValueError, match="no trusted texts"):
         cp.clean_corpus(index, [])
+    with pytest.raises(ValueError, match="give top or threshold, not both"):  # the threshold used to win silently
+        cp.clean_corpus(index, [TEXTS[0]], top=1, threshold=0.0, alpha=1.0)
+    assert len(cp.clean_corpus(index, [TEXTS[0]], alpha=1.0)) == 3  # the library's default top
 
 
 def test_explain_names_the_tokens_that_align_worst_and_the_es_coordinates_of_the_difference(index):

@@ -670,3 +670,10 @@ def test_options_that_would_be_ignored_are_refused():
     assert explain.returncode != 0 and "--trec excludes --explain" in explain.stderr, explain.stderr
     demo = run("demo", "--models", "/no/such/models", check=False)
     assert demo.returncode == 2 and "--models /no/such/models is not a directory of models" in demo.stderr
+
+
+def test_the_demo_refuses_qrels_without_judgements_before_loading_a_model(tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("query-id\tcorpus-id\tscore\n")
+    result = run("demo", "--qrels", empty, "--sparse-model", tmp_path / "no-such-model", check=False)
+    assert result.returncode == 1 and "judges no query" in result.stderr, result.stderr
