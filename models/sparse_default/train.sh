@@ -25,6 +25,7 @@ if [ "${1:-}" = "--recipe-sha256" ]; then recipe_sha256; exit; fi
 DEST="$(cd "${1:?usage: train.sh MODELS_DIR}" && pwd)"
 BUILD="${COUNTERPOINT_BUILD_DIR:-$ROOT/build}"
 echo "[counterpoint] model sparse-default: training a SparseCL head over all-minilm-l6-v2 (seeded; kept afterwards)"
+rm -f "$DEST/sparse-default/recipe.sha256"  # stamped again below, once this training has succeeded
 cd "$HERE"  # relative data paths, so the manifest records no machine-specific directory
 COUNTERPOINT_MODELS="$DEST" "$BUILD/bin/counterpoint" train sparsecl \
   --base all-minilm-l6-v2 --dense-model all-minilm-l6-v2 --name sparse-default --head-only \

@@ -79,6 +79,16 @@ void require_encoder(const std::shared_ptr<Encoder>& encoder) {
   if (!encoder) throw py::value_error("encoder is required (an Encoder, not None)");
 }
 
+// Texts need the index's encoder; an index built from outside rows, or loaded without an
+// encoder, takes vectors only.
+void require_index_encoder(const PyIndex& index, const char* what) {
+  if (!index.encoder) {
+    throw py::value_error(std::string(what) + " needs the index's encoder to encode texts, and this index has none "
+                          "(built from embeddings or loaded without encoder=): use add_embeddings / query vectors, "
+                          "or load it with encoder=");
+  }
+}
+
 // Checks that the encoders produce the widths the stored rows have.
 std::vector<std::vector<std::string>> exclude_lists(py::handle exclude, std::size_t queries) {
   std::vector<std::vector<std::string>> lists;
@@ -619,6 +629,7 @@ Raises:
       .def(
           "add",
           [](PyIndex& self, py::object texts, py::object ids, py::object progress, py::ssize_t batch_size) {
+            require_index_encoder(self, "Index.add");
             std::vector<std::string> text_values = text_list(texts, "texts");
             std::vector<std::string> id_values = text_list(ids, "ids");
             if (text_values.size() != id_values.size()) {
@@ -764,6 +775,7 @@ Raises:
           "explain",
           [](const PyIndex& self, py::handle query_text, py::handle hit, py::ssize_t top_tokens,
              py::ssize_t top_coordinates, const std::string& stance_name) {
+            require_index_encoder(self, "Index.explain");
             const std::string query = str_argument(query_text, "query"), hit_id = str_argument(hit, "hit_id");
             const retrieval::Stance stance = retrieval::parse_stance(stance_name);
             retrieval::Explanation e;

@@ -1,7 +1,5 @@
 #include "counterpoint/app/demo.h"
 
-#include <filesystem>
-
 #include "counterpoint/app/corpus_index.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
@@ -34,9 +32,6 @@ DemoReport run_demo(const DemoOptions& options) {
     throw FileNotFound("--corpus " + options.corpus + ": corpus.jsonl not found");
   }
   if (!options.qrels.empty() && !path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
-  if (!options.models.empty() && !std::filesystem::is_directory(options.models)) {
-    throw FileNotFound("--models " + options.models + " is not a directory of models");
-  }
   // A given alpha or scale out of range is reported before any model loads.
   retrieval::choose_alpha(options.alpha, nullptr);
   retrieval::choose_sparsity_scale(options.sparsity_scale, nullptr);

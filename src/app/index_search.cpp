@@ -29,8 +29,8 @@ std::string recorded_model(const std::string& identity, const std::string& role,
   if (name == "external") {
     throw InvalidArgument("index " + index + " was built from embeddings made outside counterpoint (its " + role +
                           " is recorded as 'external'): no model here encodes its queries; search it with query "
-                          "vectors in Python (Index.load(path).search(vectors, k)), or pass the model that made "
-                          "the rows (--model / --sparse-model)");
+                          "vectors in Python (Index.load(path).search(vectors, k)), or rebuild it with the identity "
+                          "of the model that made the rows");
   }
   const std::string dir = resolve_model(name);
   // resolve_model takes a folder of the working directory before the installed models; the

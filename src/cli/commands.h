@@ -30,8 +30,9 @@ void add_near_miss_command(CLI::App& app);
 void add_stance_command(CLI::App& app);
 void add_clean_command(CLI::App& app);
 void add_invert_command(CLI::App& app);
-// A library error message with the settings it names ("TrainConfig.learning_rate",
-// "SearchParams::ef_search", ...) replaced by the flags that set them ("--lr", "--ef-search").
+// An InvalidArgument message with the settings it names ("TrainConfig.learning_rate",
+// "SearchParams::ef_search", "trained_weights head", ...) replaced by the flags that set them
+// ("--lr", "--ef-search", "--head-only"). Not for a damaged file's message, whose fields are the file's.
 std::string in_user_terms(const std::string& message);
 // "kind,kind,..." (names of text::EditKind) -> the kinds in that order; InvalidArgument for an
 // unknown name or an empty list.

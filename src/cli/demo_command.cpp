@@ -55,7 +55,7 @@ void add_demo_command(CLI::App& app) {
   o->corpus = default_example_corpus();
   auto alpha = std::make_shared<float>(retrieval::kDefaultAlpha);
   auto* cmd = app.add_subcommand("demo", "Contradiction retrieval on the bundled example corpus");
-  cmd->add_option("--models", o->models, "Directory of installed models");
+  cmd->add_option("--models", o->models, "Directory of installed models")->check(CLI::ExistingDirectory);
   cmd->add_option("--corpus", o->corpus, "BEIR-layout corpus directory");
   cmd->add_option("--qrels", o->qrels, "Qrels marking contradictions (default: <corpus>/qrels/contradictions.tsv)");
   cmd->add_option("--model", o->model, "Dense encoder E");

@@ -162,10 +162,14 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const FileNotFound& e) {
-    std::cerr << "counterpoint: " << cli::in_user_terms(e.what()) << "\n";
+    std::cerr << "counterpoint: " << e.what() << "\n";
     return 2;
-  } catch (const Error& e) {
+  } catch (const InvalidArgument& e) {
+    // A setting the user gave; a damaged file's message (CorruptFile) keeps the file's own terms.
     std::cerr << "counterpoint: " << cli::in_user_terms(e.what()) << "\n";
+    return 1;
+  } catch (const Error& e) {
+    std::cerr << "counterpoint: " << e.what() << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "counterpoint: unexpected error: " << e.what() << "\n";

@@ -11,7 +11,7 @@ void add_stage1_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   cmd->add_option("--stage1", a.stage1, "dense, bm25 or hybrid");
   cmd->add_option("--fusion", a.fusion, "rsf or rrf (hybrid stage 1)");
   cmd->add_option("--lambda", a.lambda, "RSF weight of BM25");
-  a.candidates_option = cmd->add_option("--candidates", a.candidates, "Stage-1 candidates K (default: 100, or k when larger)");
+  a.candidates_option = cmd->add_option("--candidates", a.candidates, "Stage-1 candidates K (when not given and k is larger: k)");
 }
 
 void add_scorer_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults,

@@ -57,6 +57,11 @@ std::string in_user_terms(const std::string& message) {
     last = m[0].second;
   }
   out.append(last, message.cend());
+  // The one setting named by its value rather than its field.
+  static const std::string head_only = "trained_weights head";
+  for (auto at = out.find(head_only); at != std::string::npos; at = out.find(head_only, at)) {
+    out.replace(at, head_only.size(), "--head-only");
+  }
   return out;
 }
 

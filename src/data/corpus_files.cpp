@@ -46,15 +46,16 @@ struct Columns {
 };
 
 // The columns a header row names, or nothing when the row is not a header: it must name an id
-// column (id, _id, doc_id, docid) and text, any case, and may name title; other names are kept
-// as columns that are not read.
+// column (id, _id, doc_id, docid; for queries also qid, query_id, query-id) and text (for queries
+// also query), any case, and may name title; other names are kept as columns that are not read.
 std::optional<Columns> header_columns(const std::vector<std::string>& fields) {
   std::optional<std::size_t> id, text, title;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const std::string name = ascii_lower(fields[i]);
-    if (name == "id" || name == "_id" || name == "doc_id" || name == "docid") {
+    if (name == "id" || name == "_id" || name == "doc_id" || name == "docid" || name == "qid" ||
+        name == "query_id" || name == "query-id") {
       id = i;
-    } else if (name == "text") {
+    } else if (name == "text" || name == "query") {
       text = i;
     } else if (name == "title") {
       title = i;

@@ -52,6 +52,7 @@ void validate(const AlphaSearch& search) {
   if (search.kind == AlphaSearch::Kind::kGrid) {
     evaluations = grid_steps(search) + 1;
   } else {
+    evaluations = 1;  // the reference edge, after the last level
     for (double width = search.hi - search.lo;
          width >= search.min_width * (1.0 - kWidthTolerance) && evaluations <= kMaxEvaluations;
          width /= search.bins) {
@@ -61,7 +62,8 @@ void validate(const AlphaSearch& search) {
   if (evaluations > kMaxEvaluations) {
     throw InvalidArgument("tune_alpha: these settings evaluate the objective " +
                           std::string(evaluations > 1e12 ? "over 10^12" : std::to_string(static_cast<long long>(evaluations))) +
-                          " times (at most 100000): use a larger grid_step or min_width, or fewer bins");
+                          " times (at most 100000): use a larger " +
+                          (search.kind == AlphaSearch::Kind::kGrid ? "grid_step" : "min_width, or fewer bins"));
   }
 }
 

@@ -177,6 +177,7 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
       result.mean[metric.name] += value;
     }
   }
+  if (run.empty()) throw InvalidArgument("evaluate: the run ranks no query");
   if (result.unranked.size() == qrels.size()) {
     // Every query would score 0: query ids that do not match (q1 against q01) rather than a run.
     throw InvalidArgument("evaluate: no query of the qrels has a ranking in the run (" +

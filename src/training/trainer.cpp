@@ -412,7 +412,7 @@ EncoderTrainReport train(const std::string& base_model, const std::vector<Triple
 EncoderTrainReport train_from_source(const std::string& base_model, const TripleSource& source,
                                      const TrainConfig& config, const TrainProgressCallback& progress) {
   validate(config);
-  validate(source);  // before the base model is looked up, as every setting
+  validate(source);  // the triples' settings too, before the base model is looked up
   const std::string base_dir = validate(base_model, config);
   TrainConfig described = config;
   if (described.data_description.empty()) described.data_description = describe(source);

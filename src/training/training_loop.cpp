@@ -85,30 +85,38 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
   return k;
 }
 
-// A training writes model.pt, manifest.json, ... (or verifier.json, weights.pt) and checkpoint/ into
-// its output folder, so it may fill a new or empty folder, go on in one that holds only its
-// checkpoint, or replace what an earlier training wrote (a manifest with a "training" record):
-// never a folder of the user's own files, a corpus or an installed model.
+// A training writes its files into its output folder, so it may fill a new or empty folder, go on
+// in one that holds only what a training of the same kind writes (its checkpoint, a run killed
+// before its manifest), or replace what an earlier training of that kind wrote (its manifest with
+// a "training" record): never a folder of the user's own files, a corpus or an installed model.
+// What makes `dir` refused ("notes.txt, which no training wrote"), or "" when it may be written.
 namespace {
-bool holds_only_training_output(const std::string& dir) {
+std::string foreign_entry(const std::string& dir, const std::string& config) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec)) return true;
-  for (const char* manifest : {"manifest.json", "verifier.json"}) {
-    const std::string path = join_path(dir, manifest);
-    if (!fs::is_regular_file(path, ec)) continue;
+  if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec)) return {};
+  const bool verifier = config == "VerifierTrainConfig";
+  const std::string manifest = verifier ? "verifier.json" : "manifest.json";
+  const std::set<std::string> written =
+      verifier ? std::set<std::string>{"verifier.json", "weights.pt", "encoder", "checkpoint"}
+               : std::set<std::string>{"manifest.json", "model.pt", "head.pt", "vocab.txt", "vocab.json", "checkpoint"};
+  if (fs::is_regular_file(join_path(dir, manifest), ec)) {
     try {
-      const nlohmann::json document = read_json_document(path);
-      if (document.is_object() && document.contains("training")) return true;
+      const nlohmann::json document = read_json_document(join_path(dir, manifest));
+      if (document.is_object() && document.contains("training")) return {};
+      return manifest + " of a model no training wrote";
     } catch (const Error&) {
-      // Unreadable: no proof that a training wrote the folder; refused below.
+      // Damaged (a run killed mid-write): the folder is judged by its entries below.
     }
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name != "checkpoint" && name != "checkpoint.partial") return false;
+    const auto temporary = [&](const std::string& suffix) {
+      return name.size() > suffix.size() && name.rfind(suffix) != std::string::npos;
+    };
+    if (!written.count(name) && !temporary(".partial") && !temporary(".tmp.")) return name + ", which no training wrote";
   }
-  return !ec;
+  return {};
 }
 }  // namespace
 
@@ -133,10 +141,9 @@ void require_output_directory(const std::string& dir, const std::string& config)
 }
 
 void require_training_output_folder(const std::string& dir, const std::string& config) {
-  if (!holds_only_training_output(dir)) {
-    throw InvalidArgument(config + ".output_dir " + dir +
-                          " holds files that are not a model or checkpoint a training wrote, and training writes "
-                          "its files into it; choose a new or empty folder");
+  if (const std::string entry = foreign_entry(dir, config); !entry.empty()) {
+    throw InvalidArgument(config + ".output_dir " + dir + " holds " + entry +
+                          "; training writes its files into that folder: choose a new or empty folder");
   }
 }
 

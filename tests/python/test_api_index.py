@@ -336,6 +336,10 @@ def test_an_index_of_outside_rows_saves_and_loads_for_search_by_vectors(encoder,
     assert [h.id for h in loaded.search(query, k=3)[0]] == [h.id for h in built.search(query, k=3)[0]]
     with pytest.raises(ValueError, match="is not the model the index was built with"):
         cp.Index.load(tmp_path / "outside", encoder=encoder)
+    for texts_need_an_encoder in (lambda: loaded.add(["A new text."], ["d9"]), lambda: loaded.explain("x", "d1"),
+                                  lambda: loaded.search(["A query text."])):
+        with pytest.raises(ValueError, match="encoder"):  # a ValueError, never a crash
+            texts_need_an_encoder()
 
 
 def test_an_index_of_precomputed_rows_names_a_model_that_resolves_and_fits_or_says_external(encoder, tmp_path,

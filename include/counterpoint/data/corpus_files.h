@@ -21,7 +21,8 @@ inline constexpr const char* kCorpusFormats =
     "(one document per line)";
 
 // TSV corpus in file order. A first line naming the columns (id, _id, doc_id or docid, and text,
-// optionally title, any case and order) is a header: every later line then holds one field per
+// optionally title, any case and order; queries' names qid, query_id, query-id and query are taken
+// too, so that one reader serves both) is a header: every later line then holds one field per
 // column, except that a last text column keeps later tabs. Without a header every line is
 // id<TAB>text, the text being everything after the first tab. A line without a tab, an empty id
 // or a duplicate id throws CorruptFile "file:line: ...".
@@ -44,9 +45,9 @@ std::vector<Document> load_text_documents(const std::string& path);
 std::vector<Document> load_documents(const std::string& path);
 
 // Where every face reads "queries" from: a BEIR queries.jsonl (a .jsonl name); a .csv or .tsv with
-// the columns of a corpus file (header naming id and text; a .tsv may be bare id<TAB>text lines),
-// a title refused; or any other text file with one query per line (blank lines skipped; ids q1,
-// q2, ... by line order among the queries).
+// the columns of a corpus file (a header naming id and text, or qid / query_id / query-id and
+// query; a .tsv may be bare id<TAB>text lines), a title refused; or any other text file with one
+// query per line (blank lines skipped; ids q1, q2, ... by line order among the queries).
 // Invalid UTF-8 or a NUL byte throws CorruptFile "file:line: ..."; a file without queries is
 // InvalidArgument.
 std::vector<Query> load_query_file(const std::string& path);

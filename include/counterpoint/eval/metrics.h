@@ -50,8 +50,9 @@ struct EvalResult {
   std::map<std::string, std::map<std::string, double>> per_query;
   // metric name -> mean over per_query.
   std::map<std::string, double> mean;
-  // Queries of the qrels without a ranking in the run (each scored 0), in id order: every face
-  // warns with them, as an unranked query is more often a mismatched id than an empty result.
+  // Queries of the qrels without a ranking in the run (each scored 0), in id order: `counterpoint
+  // eval` and cp.evaluate warn with them, as an unranked query is more often a mismatched id than
+  // an empty result.
   std::vector<std::string> unranked;
 };
 

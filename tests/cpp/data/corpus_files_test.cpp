@@ -185,6 +185,10 @@ TEST(QueryFiles, CsvAndTsvQueriesAreReadByTheirColumnsLikeACorpus) {
     EXPECT_EQ(queries[1].id, "q02");
     EXPECT_EQ(queries[1].text, "Ice floats.");
   }
+  const std::string named = scratch_file("named.tsv", "qid\tquery\nq01\tIce floats.\n");
+  ASSERT_EQ(load_query_file(named).size(), 1u);
+  EXPECT_EQ(load_query_file(named)[0].id, "q01");
+  EXPECT_EQ(load_query_file(named)[0].text, "Ice floats.");
   const std::string plain = scratch_file("queries.txt", "id,text\nWater boils.\n");
   EXPECT_EQ(load_query_file(plain)[0].text, "id,text");  // any other name: one query per line, as it says
 }

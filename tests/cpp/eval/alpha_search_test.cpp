@@ -128,7 +128,7 @@ TEST(AlphaSearchSettings, ASearchOfMoreThan100000EvaluationsIsRefusedBeforeTheFi
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()),
               "tune_alpha: these settings evaluate the objective 1000001 times (at most 100000): use a larger "
-              "grid_step or min_width, or fewer bins");
+              "grid_step");
   }
   AlphaSearch many_bins;
   many_bins.bins = 1000000000;

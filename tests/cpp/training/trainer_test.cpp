@@ -457,8 +457,8 @@ TEST(Train, WritesOnlyIntoANewOrEmptyFolderOrOverWhatATrainingWrote) {
     ADD_FAILURE() << "a folder of the user's files was trained into";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()), "TrainConfig.output_dir " + config.output_dir +
-                                         " holds files that are not a model or checkpoint a training wrote, and "
-                                         "training writes its files into it; choose a new or empty folder");
+                                         " holds manifest.json of a model no training wrote; training writes its "
+                                         "files into that folder: choose a new or empty folder");
   }
   EXPECT_EQ(read_file(join_path(config.output_dir, "manifest.json")), "{\"mine\": 1}\n");
   EXPECT_FALSE(fs::exists(join_path(config.output_dir, "model.pt")));
@@ -472,6 +472,20 @@ TEST(Train, WritesOnlyIntoANewOrEmptyFolderOrOverWhatATrainingWrote) {
   auto over_base = tiny_config(fresh_dir("over-base"));
   fs::copy(kTinyModel, over_base.output_dir, fs::copy_options::recursive);
   EXPECT_THROW(train(kTinyModel, synthetic_triples(), over_base), InvalidArgument);
+  // A run killed before its manifest left only training files: a new run may go on there.
+  auto killed = tiny_config(fresh_dir("killed"));
+  fs::create_directories(killed.output_dir);
+  write_file_atomic(join_path(killed.output_dir, "model.pt.partial"), "half");
+  write_file_atomic(join_path(killed.output_dir, "manifest.json"), "{\"trunc");
+  EXPECT_NO_THROW(train(kTinyModel, synthetic_triples(), killed));
+  write_file_atomic(join_path(killed.output_dir, "notes.txt"), "mine\n");
+  write_file_atomic(join_path(killed.output_dir, "manifest.json"), "{\"trunc");
+  try {
+    train(kTinyModel, synthetic_triples(), killed);
+    ADD_FAILURE() << "a folder with the user's notes was trained into";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds notes.txt, which no training wrote"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Train, DevTriplesTuneAlphaAfterTrainingAndRecordItInTheManifest) {
