@@ -29,7 +29,9 @@ void add_clean_command(CLI::App& app) {
   auto a = std::make_shared<CleanArgs>();
   auto* cmd = app.add_subcommand(
       "clean", "Remove the passages of a corpus that contradict trusted texts (cos + alpha * sparsity)");
-  cmd->add_option("--trusted", a->trusted, "Trusted texts: a queries.jsonl, a .csv/.tsv with id and text columns, or one text per line")->required();
+  cmd->add_option("--trusted", a->trusted,
+                  "Trusted texts: a queries.jsonl, a .csv/.tsv with id and text columns, or one text per line")
+      ->required();
   cmd->add_option("--corpus", a->corpus, std::string("The corpus: ") + data::kCorpusFormats)->required();
   cmd->add_option("--out", a->out, "New directory for corpus.jsonl (cleaned) and report.jsonl")->required();
   auto* top = cmd->add_option("--top", a->top, "Passages removed per trusted text (the paper: 3)");

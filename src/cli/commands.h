@@ -49,7 +49,8 @@ struct SearchArgs {
   std::size_t k = 0, candidates = 0;
   int ef_search = 0, nprobe = 0;
   bool no_guard = false;
-  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *candidates_option = nullptr, *scale_option = nullptr, *stance_option = nullptr;
+  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *candidates_option = nullptr, *scale_option = nullptr,
+              *stance_option = nullptr;
   // The options as given; InvalidArgument for an unknown scorer, stage-1 or fusion name.
   retrieval::SearchOptions resolve() const;
 };

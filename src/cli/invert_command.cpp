@@ -47,7 +47,8 @@ void add_invert_command(CLI::App& app) {
   cmd->add_option("texts", a->texts, "Texts to invert (ids t1, t2, ...)");
   auto* corpus = cmd->add_option("--corpus", a->corpus, std::string("The corpus to invert: ") + data::kCorpusFormats);
   auto* queries =
-      cmd->add_option("--queries", a->queries, "A queries.jsonl, a .csv/.tsv with id and text columns, or a text file with one text per line");
+      cmd->add_option("--queries", a->queries,
+                      "A queries.jsonl, a .csv/.tsv with id and text columns, or a text file with one text per line");
   corpus->excludes(queries);
   cmd->add_option("--edits", a->edits,
                   "Edit kinds to try, in order, comma-separated (default: the stance order " +

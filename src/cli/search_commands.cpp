@@ -94,7 +94,8 @@ void add_search_commands(CLI::App& app) {
   auto* search = app.add_subcommand("search", "Search a saved index");
   search->add_option("--index", a->options.index, "Index directory (from `index build`)")->required();
   auto* q_opt = search->add_option("--query", a->query, "One query text");
-  auto* f_opt = search->add_option("--queries", a->query_file, "queries.jsonl, a .csv/.tsv with id and text columns, or a file of one query per line");
+  auto* f_opt = search->add_option("--queries", a->query_file,
+                                   "queries.jsonl, a .csv/.tsv with id and text columns, or a file of one query per line");
   q_opt->excludes(f_opt);
   auto* trec_opt = search->add_option("--trec", a->trec_out, "Write a TREC run file instead of readable output");
   search->add_flag("--explain", a->explain,

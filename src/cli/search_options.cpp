@@ -11,7 +11,8 @@ void add_stage1_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
   cmd->add_option("--stage1", a.stage1, "dense, bm25 or hybrid");
   cmd->add_option("--fusion", a.fusion, "rsf or rrf (hybrid stage 1)");
   cmd->add_option("--lambda", a.lambda, "RSF weight of BM25");
-  a.candidates_option = cmd->add_option("--candidates", a.candidates, "Stage-1 candidates K (when not given and k is larger: k)");
+  a.candidates_option =
+      cmd->add_option("--candidates", a.candidates, "Stage-1 candidates K (when not given and k is larger: k)");
 }
 
 void add_scorer_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOptions& defaults,
@@ -50,7 +51,8 @@ void add_search_options(CLI::App* cmd, SearchArgs& a, const retrieval::SearchOpt
 retrieval::SearchOptions SearchArgs::resolve() const {
   retrieval::SearchOptions o = defaults;
   if (k_option) o.k = k;
-  o.candidates = candidates_option && candidates_option->count() ? candidates : retrieval::default_candidates(o.k, candidates);
+  o.candidates =
+      candidates_option && candidates_option->count() ? candidates : retrieval::default_candidates(o.k, candidates);
   if (!scorer.empty()) retrieval::set_scorer(o, scorer);
   if (alpha_option && alpha_option->count()) o.alpha = alpha;
   if (scale_option && scale_option->count()) o.sparsity.scale = scale;

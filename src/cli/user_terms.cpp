@@ -44,8 +44,8 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
 }  // namespace
 
 std::string in_user_terms(const std::string& message) {
-  static const std::regex field(
-      R"((?:VerifierTrainConfig|TrainConfig|EncoderConfig|VerifierShape)\.([a-z_]+)|SearchParams::([a-z_]+)|\b(fusion_lambda)\b)");
+  static const std::regex field(R"((?:VerifierTrainConfig|TrainConfig|EncoderConfig|VerifierShape)\.([a-z_]+))"
+                                R"(|SearchParams::([a-z_]+)|\b(fusion_lambda)\b)");
   std::string out;
   auto last = message.cbegin();
   for (std::sregex_iterator it(message.begin(), message.end(), field), end; it != end; ++it) {

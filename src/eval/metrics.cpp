@@ -153,8 +153,9 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
   for (const Metric& metric : parsed) result.mean[metric.name] = 0.0;
   for (const auto& [query_id, judgements] : qrels) {
     std::vector<ScoredDoc> ranking;
-    if (run.find(query_id) == run.end()) result.unranked.push_back(query_id);
-    if (auto it = run.find(query_id); it != run.end()) {
+    if (auto it = run.find(query_id); it == run.end()) {
+      result.unranked.push_back(query_id);
+    } else {
       std::set<std::string> seen;
       for (const ScoredDoc& doc : it->second) {
         if (!std::isfinite(doc.score)) {
@@ -181,8 +182,7 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
   if (result.unranked.size() == qrels.size()) {
     // Every query would score 0: query ids that do not match (q1 against q01) rather than a run.
     throw InvalidArgument("evaluate: no query of the qrels has a ranking in the run (" +
-                          std::to_string(run.size()) + " ranked queries, e.g. '" +
-                          (run.empty() ? std::string() : run.begin()->first) + "'; " +
+                          std::to_string(run.size()) + " ranked queries, e.g. '" + run.begin()->first + "'; " +
                           std::to_string(qrels.size()) + " judged, e.g. '" + qrels.begin()->first +
                           "'): the run's query ids must be the qrels' ids");
   }

@@ -26,10 +26,13 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
 // InvalidArgument naming `config` (e.g. "TrainConfig") when `dir` is empty; IoError when it is a
 // file, lies under one, or the directory it would be made in is not writable.
 void require_output_directory(const std::string& dir, const std::string& config);
-// InvalidArgument unless `dir` is new, empty, or holds only what a training writes (an earlier
-// training's model or verifier, its checkpoint): training writes its files into the folder, so a
-// folder of the user's files, a corpus or an installed model is refused.
-void require_training_output_folder(const std::string& dir, const std::string& config);
+// What a training writes into its output folder: a model directory or a verifier directory.
+enum class TrainedKind { kEncoder, kVerifier };
+// InvalidArgument naming `config` unless `dir` is new, empty, or holds only what a training of
+// `kind` writes (an earlier such training's model or verifier, its checkpoint, the temporaries of
+// an interrupted run): training writes its files into the folder, so a folder of the user's
+// files, a corpus or an installed model is refused, naming the entry that is not a training's.
+void require_training_output_folder(const std::string& dir, const std::string& config, TrainedKind kind);
 
 // InvalidArgument naming `config` (e.g. "TrainConfig") and the first bad field; the output
 // directory as require_output_directory checks it.

@@ -223,11 +223,11 @@ void write_model_directory(Encoder& encoder, const std::vector<Triple>& triples,
 }
 
 // InvalidArgument when the run would write its model over the base model's directory (or into
-// a folder holding it), by the one output rule.
-// Then refuses a folder of other files, as the base model is named first when it is the output.
+// a folder holding it), by the one output rule; then when the output folder holds anything but
+// what a training writes (checked second, so that the base model is named when it is the output).
 void require_output_is_not_base(const std::string& base_dir, const TrainConfig& config) {
   require_safe_output(config.output_dir, "output_dir", {{"base model", base_dir}}, OutputKind::kFolder);
-  detail::require_training_output_folder(config.output_dir, "TrainConfig");
+  detail::require_training_output_folder(config.output_dir, "TrainConfig", detail::TrainedKind::kEncoder);
 }
 
 // Tunes alpha for cos(E) + alpha * sparsity(Es) on the dev triples, with the model just written
@@ -383,7 +383,6 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
 }
 
 namespace {
-
 
 EncoderTrainReport train_base(const std::string& base_dir, const std::vector<Triple>& triples,
                               const TrainConfig& config, const TrainProgressCallback& progress) {

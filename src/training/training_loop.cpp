@@ -91,15 +91,16 @@ std::size_t require_uniform_triples(const std::vector<Triple>& triples, const st
 // a "training" record): never a folder of the user's own files, a corpus or an installed model.
 // What makes `dir` refused ("notes.txt, which no training wrote"), or "" when it may be written.
 namespace {
-std::string foreign_entry(const std::string& dir, const std::string& config) {
+std::string foreign_entry(const std::string& dir, TrainedKind kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec) || fs::is_empty(dir, ec)) return {};
-  const bool verifier = config == "VerifierTrainConfig";
+  const bool verifier = kind == TrainedKind::kVerifier;
   const std::string manifest = verifier ? "verifier.json" : "manifest.json";
   const std::set<std::string> written =
       verifier ? std::set<std::string>{"verifier.json", "weights.pt", "encoder", "checkpoint"}
-               : std::set<std::string>{"manifest.json", "model.pt", "head.pt", "vocab.txt", "vocab.json", "checkpoint"};
+               : std::set<std::string>{"manifest.json", "model.pt", "head.pt", "vocab.txt", "vocab.json",
+                                       "checkpoint"};
   if (fs::is_regular_file(join_path(dir, manifest), ec)) {
     try {
       const nlohmann::json document = read_json_document(join_path(dir, manifest));
@@ -111,10 +112,9 @@ std::string foreign_entry(const std::string& dir, const std::string& config) {
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const auto temporary = [&](const std::string& suffix) {
-      return name.size() > suffix.size() && name.rfind(suffix) != std::string::npos;
-    };
-    if (!written.count(name) && !temporary(".partial") && !temporary(".tmp.")) return name + ", which no training wrote";
+    // Temporaries of an interrupted write: "model.pt.partial", "manifest.json.tmp.<pid>".
+    const bool temporary = name.find(".partial") != std::string::npos || name.find(".tmp.") != std::string::npos;
+    if (!written.count(name) && !temporary) return name + ", which no training wrote";
   }
   return {};
 }
@@ -140,8 +140,8 @@ void require_output_directory(const std::string& dir, const std::string& config)
   }
 }
 
-void require_training_output_folder(const std::string& dir, const std::string& config) {
-  if (const std::string entry = foreign_entry(dir, config); !entry.empty()) {
+void require_training_output_folder(const std::string& dir, const std::string& config, TrainedKind kind) {
+  if (const std::string entry = foreign_entry(dir, kind); !entry.empty()) {
     throw InvalidArgument(config + ".output_dir " + dir + " holds " + entry +
                           "; training writes its files into that folder: choose a new or empty folder");
   }

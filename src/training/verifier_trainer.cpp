@@ -229,7 +229,7 @@ class StepMaps {
 void validate(const VerifierTrainConfig& c) {
   scoring::validate(c.shape);
   detail::require_valid(c, c, c.temperature, "VerifierTrainConfig");
-  detail::require_training_output_folder(c.output_dir, "VerifierTrainConfig");
+  detail::require_training_output_folder(c.output_dir, "VerifierTrainConfig", detail::TrainedKind::kVerifier);
   if (!c.dev_pairs.empty()) require_both_labels(c.dev_pairs, "VerifierTrainConfig.dev_pairs");
   if (!std::isfinite(c.encoder_learning_rate) || c.encoder_learning_rate < 0) {
     throw InvalidArgument("VerifierTrainConfig.encoder_learning_rate must be finite and >= 0 (0 = frozen encoder)");
