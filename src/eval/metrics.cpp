@@ -149,6 +149,7 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
   }
 
   if (qrels.empty()) throw InvalidArgument("evaluate: the qrels judge no query");
+  if (run.empty()) throw InvalidArgument("evaluate: the run ranks no query");
   EvalResult result;
   for (const Metric& metric : parsed) result.mean[metric.name] = 0.0;
   for (const auto& [query_id, judgements] : qrels) {
@@ -178,7 +179,6 @@ EvalResult evaluate(const RankedRun& run, const Qrels& qrels,
       result.mean[metric.name] += value;
     }
   }
-  if (run.empty()) throw InvalidArgument("evaluate: the run ranks no query");
   if (result.unranked.size() == qrels.size()) {
     // Every query would score 0: query ids that do not match (q1 against q01) rather than a run.
     throw InvalidArgument("evaluate: no query of the qrels has a ranking in the run (" +

@@ -241,7 +241,7 @@ std::vector<std::vector<Hit>> Retriever::search(const std::vector<std::string>& 
 }
 
 void validate_weights(const SearchOptions& options) {
-  if (options.alpha && !std::isfinite(*options.alpha)) throw InvalidArgument("alpha must be finite");
+  choose_alpha(options.alpha, nullptr);  // a given alpha's range
   if (!(options.fusion_lambda >= 0) || !std::isfinite(options.fusion_lambda)) {
     throw InvalidArgument("fusion_lambda must be finite and >= 0 (the weight of BM25 beside the dense score)");
   }
