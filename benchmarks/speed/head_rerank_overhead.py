@@ -75,13 +75,14 @@ def main():
     query_ids = [q for q in qrels if q in texts][:args.queries]
     alpha = cp.choose_alpha(None, Es)[0]
     times = {"cosine": [], "hoyer": []}
+    weights = {"cosine": {}, "hoyer": {"alpha": alpha}}  # cosine has no sparsity term to weigh
     for scorer in times:  # warm-up
-        index.search([texts[query_ids[0]]], k=10, candidates=args.candidates, scorer=scorer, alpha=alpha)
+        index.search([texts[query_ids[0]]], k=10, candidates=args.candidates, scorer=scorer, **weights[scorer])
     for i, qid in enumerate(query_ids):
         order = ("cosine", "hoyer") if i % 2 == 0 else ("hoyer", "cosine")
         for scorer in order:
             start = time.perf_counter()
-            index.search([texts[qid]], k=10, candidates=args.candidates, scorer=scorer, alpha=alpha,
+            index.search([texts[qid]], k=10, candidates=args.candidates, scorer=scorer, **weights[scorer],
                          exclude=[[qid]])
             times[scorer].append(1000.0 * (time.perf_counter() - start))
     p50 = {s: statistics.median(t) for s, t in times.items()}

@@ -171,7 +171,7 @@ def search(index, texts, excludes, scorer: str, alpha: float, k: int = 10):
     exclude list per query."""
     candidates = max(k, min(CANDIDATES, len(index)))
     return index.search(list(texts), k=k, candidates=candidates, scorer=scorer,
-                        alpha=alpha if scorer == "hoyer" else 1.0, exclude=[sorted(e) for e in excludes])
+                        alpha=alpha if scorer == "hoyer" else None, exclude=[sorted(e) for e in excludes])
 
 
 def command_line(script_file: str) -> str:

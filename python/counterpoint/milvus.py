@@ -359,7 +359,9 @@ class MilvusRetriever:
         # As Index.search encodes them: Es reads each claim without its stance instruction.
         dense, sparse, readings = _core.encode_queries(self.encoder, texts, sparse_encoder=self.sparse_encoder,
                                                        scorer=scorer, stance=stance)
-        return dense, sparse, [reading.stance for reading in readings]
+        # Cosine has no sparsity term for a stance to sign: the given one goes on (rerank refuses
+        # any but from-query there).
+        return dense, sparse, [reading.stance for reading in readings] if needs_sparse else [stance] * len(texts)
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
         """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a

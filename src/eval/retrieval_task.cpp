@@ -47,9 +47,12 @@ TaskAlphaTuning tune_alpha_on_task(const RetrievalTask& task, const std::shared_
   float scale = 0.0f;
   const auto ndcg = [&](double alpha) {
     auto options = search;
-    options.alpha = float(alpha);
-    options.sparsity.scale = scale;
-    if (alpha == 0.0) options.scorer = retrieval::Scorer::kCosine;
+    if (alpha == 0.0) {
+      options.scorer = retrieval::Scorer::kCosine;  // the reference: no sparsity term to weigh
+    } else {
+      options.alpha = float(alpha);
+      options.sparsity.scale = scale;
+    }
     return evaluate(ranked_run(task.query_ids, retriever.rescore(encoded, candidates, options)), task.qrels, {"ndcg@10"})
         .mean.at("ndcg@10");
   };

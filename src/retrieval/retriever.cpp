@@ -246,6 +246,19 @@ void validate_weights(const SearchOptions& options) {
     throw InvalidArgument("fusion_lambda must be finite and >= 0 (the weight of BM25 beside the dense score)");
   }
   choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
+  // alpha, the scale and the stance shape the sparsity term only: under another scorer they would
+  // change nothing, and a user who set one expects it to (a silently cosine-only result). alpha 0
+  // and scale 0 (no term, no gate) say what such a scorer does, so sweeps from alpha 0 stay valid.
+  if (options.scorer == Scorer::kSparsity) return;
+  const std::string scorer = "scorer '" + to_string(options.scorer) + "' has no sparsity term";
+  const std::string choose = ": choose hoyer, l2l1 or kappa4, or leave it out";
+  if (options.alpha.value_or(0.0f) != 0.0f) throw InvalidArgument("alpha weighs the sparsity term and " + scorer + choose);
+  if (options.sparsity.scale.value_or(0.0f) != 0.0f) {
+    throw InvalidArgument("sparsity scale gates the sparsity term and " + scorer + choose);
+  }
+  if (options.stance != Stance::kFromQuery) {
+    throw InvalidArgument("stance '" + to_string(options.stance) + "' signs the sparsity term and " + scorer + choose);
+  }
 }
 
 void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {
@@ -549,6 +562,7 @@ ScaleChoice Retriever::scale_for(const SearchOptions& options) const {
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
                         const Encoder* sparse_encoder, const std::vector<std::string>& exclude, Stance stance) {
   if (options.k == 0) throw InvalidArgument("k must be >= 1");
+  validate_weights(options);
   if (options.scorer != Scorer::kCosine && options.scorer != Scorer::kSparsity) {
     throw InvalidArgument("rerank scores candidates found elsewhere by cosine or cosine + alpha * sparsity; scorer '" +
                           to_string(options.scorer) + "' needs the index's token rows");

@@ -283,15 +283,23 @@ def test_add_cancelled_by_its_progress_callback_adds_nothing(encoder):
 def test_search_takes_query_vectors_and_gives_the_hits_of_query_texts(index, encoder):
     queries = [TEXTS[0], TEXTS[4]]
     dense = encoder.encode(queries, query=True)
-    for scorer in ("cosine", "hoyer"):
-        by_text = index.search(queries, k=4, scorer=scorer, alpha=0.5)
-        by_vector = index.search(dense, k=4, scorer=scorer, alpha=0.5,
+    for scorer, weights in (("cosine", {}), ("hoyer", {"alpha": 0.5})):
+        by_text = index.search(queries, k=4, scorer=scorer, **weights)
+        by_vector = index.search(dense, k=4, scorer=scorer, **weights,
                                  sparse_queries=dense if scorer == "hoyer" else None)
         assert [[h.id for h in hits] for hits in by_vector] == [[h.id for h in hits] for hits in by_text]
         for a, b in zip(by_vector[0], by_text[0]):
             assert a.score == pytest.approx(b.score, abs=1e-6) and a.sparsity == pytest.approx(b.sparsity, abs=1e-6)
     one = index.search(dense[0], k=2)  # a single vector is one query
     assert len(one) == 1 and one[0][0].id == "d0"
+
+
+def test_settings_of_the_sparsity_term_are_refused_by_cosine(index):
+    # Cosine has no sparsity term: alpha, a gate or a stance given to it would change nothing.
+    for setting in ({"alpha": 2.0}, {"sparsity_scale": 0.3}, {"stance": "support"}):
+        with pytest.raises(ValueError, match="scorer 'cosine' has no sparsity term: choose hoyer"):
+            index.search([TEXTS[0]], k=2, **setting)
+    assert index.search([TEXTS[0]], k=2, scorer="hoyer", alpha=2.0, sparsity_scale=0.3, stance="support")[0]
 
 
 def test_query_vectors_are_checked_before_searching(index, encoder):
@@ -436,6 +444,12 @@ def test_search_takes_the_per_call_parameters_of_the_approximate_kinds():
         ivf.search(queries, k=10, nprobe=-1)
     with pytest.raises(ValueError, match="ef_search must be >= 0"):
         ivf.search(queries, k=10, ef_search=-1)
+    # A parameter of another kind would be ignored: refused, as FAISS refuses another type's parameters.
+    with pytest.raises(ValueError, match="ef_search applies to an hnsw index; this index is ivf"):
+        ivf.search(queries, k=10, ef_search=64)
+    flat = cp.Index.build_from_embeddings(ids, rows, encoder_id="external@random-rows")
+    with pytest.raises(ValueError, match="nprobe applies to an ivf or ivfpq index; this index is flat"):
+        flat.search(queries, k=10, nprobe=8)
 
 
 def test_clean_corpus_removes_what_contradicts_a_trusted_text_and_keeps_trusted_passages(index, tmp_path):

@@ -670,6 +670,10 @@ def test_options_that_would_be_ignored_are_refused():
     assert explain.returncode != 0 and "--trec excludes --explain" in explain.stderr, explain.stderr
     demo = run("demo", "--models", "/no/such/models", check=False)
     assert demo.returncode != 0 and "--models: Directory does not exist: /no/such/models" in demo.stderr, demo.stderr
+    # Settings of the sparsity term under the default cosine scorer, refused before the index opens.
+    for flag, value in [("--alpha", "2"), ("--sparsity-scale", "0.3"), ("--stance", "support")]:
+        ignored = run("search", "--index", "unused", "--query", "x", flag, value, check=False)
+        assert ignored.returncode != 0 and "scorer 'cosine' has no sparsity term" in ignored.stderr, ignored.stderr
 
 
 def test_the_demo_refuses_qrels_without_judgements_before_loading_a_model(tmp_path):

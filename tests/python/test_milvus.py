@@ -89,9 +89,9 @@ def test_the_example_corpus_gives_the_in_process_hits_and_scores(client, fp16):
     assert retriever.info.sparse_dtype == ("float16" if fp16 else "float32")
     assert retriever.sparse_fetch == ("get" if fp16 else "output")
     queries = [q.text for q in dataset.queries]
-    for scorer in ("cosine", "hoyer"):
-        expected = index.search(queries, k=5, candidates=30, scorer=scorer, alpha=2.0)
-        assert_same_hits(expected, retriever.search(queries, k=5, candidates=30, scorer=scorer, alpha=2.0))
+    for scorer, alpha in (("cosine", None), ("hoyer", 2.0)):
+        expected = index.search(queries, k=5, candidates=30, scorer=scorer, alpha=alpha)
+        assert_same_hits(expected, retriever.search(queries, k=5, candidates=30, scorer=scorer, alpha=alpha))
     # No alpha: the sparse encoder's recorded one, as Index.search.
     assert_same_hits(index.search(queries[:2], k=3, scorer="hoyer"), retriever.search(queries[:2], k=3, scorer="hoyer"))
     # Hits carry their passage, as in-process hits do.
@@ -302,6 +302,10 @@ def test_a_collection_recorded_before_the_settings_keeps_working_with_its_model(
     assert count(client, "old_format") == len(IDS)
     retriever = cpm.MilvusRetriever(client, "old_format", encoder=tiny, sparse_encoder=tiny)
     assert retriever.search(["the cat sleeps"], k=1, scorer="cosine")[0][0].id == "t00"
+    # As Index.search: cosine has no sparsity term for a stance or alpha to shape.
+    for setting in ({"stance": "support"}, {"alpha": 2.0}):
+        with pytest.raises(ValueError, match="scorer 'cosine' has no sparsity term"):
+            retriever.search(["the cat sleeps"], k=1, scorer="cosine", **setting)
     with pytest.raises(ValueError, match="collection 'old_format' was built with model bert-tiny-random, not "
                                          "bert-tiny-renamed"):
         cpm.MilvusRetriever(client, "old_format", encoder=tiny_with_manifest(tmp_path, name="bert-tiny-renamed"))

@@ -223,8 +223,9 @@ class Retriever {
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder);
 
 // InvalidArgument for a weight no search can use: a non-finite alpha, a negative or non-finite
-// fusion_lambda, a sparsity scale out of range. Every search checks them; faces call it to refuse
-// them before any model loads.
+// fusion_lambda, a sparsity scale out of range, and a non-zero alpha or sparsity scale or a stance
+// other than kFromQuery given to a scorer without a sparsity term (they would change nothing). Every search
+// checks them; faces call it to refuse them before any model loads.
 void validate_weights(const SearchOptions& options);
 
 // Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given; with `tokens`,

@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
+using test_support::params_for;
 using test_support::random_rows;
 
 std::vector<std::string> numbered(const std::string& prefix, std::size_t n, std::size_t first = 0) {
@@ -204,6 +205,26 @@ TEST(DocumentIndex, GenerationChangesWithEveryAddRemoveAndTrainOnly) {
   EXPECT_EQ(index.generation(), before_failed_remove);
 }
 
+// A parameter of another kind would change nothing: refused, as FAISS refuses another index
+// type's SearchParameters, so a caller never believes a search was tuned that was not.
+TEST(DocumentIndex, RefusesTheSearchParametersOfAnotherKind) {
+  const Matrix corpus = random_rows(300, 16, 21);
+  const auto refusal = [&](const std::string& kind, SearchParams params) {
+    try {
+      filled(options_of(16, kind), corpus).search(MatrixView(corpus.row(0), 1, 16), 1, params);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("searched");
+  };
+  EXPECT_EQ(refusal("flat", {64, 0}), "SearchParams::ef_search applies to an hnsw index; this index is flat");
+  EXPECT_EQ(refusal("ivf", {64, 0}), "SearchParams::ef_search applies to an hnsw index; this index is ivf");
+  EXPECT_EQ(refusal("flat", {0, 8}), "SearchParams::nprobe applies to an ivf or ivfpq index; this index is flat");
+  EXPECT_EQ(refusal("hnsw", {0, 8}), "SearchParams::nprobe applies to an ivf or ivfpq index; this index is hnsw");
+  EXPECT_EQ(refusal("hnsw", {64, 0}), "searched");
+  EXPECT_EQ(refusal("ivf", {0, 8}), "searched");
+}
+
 TEST(DocumentIndex, RemovedDocumentsNeverAppearAndIdsCanComeBack) {
   for (const std::string kind : {"flat", "hnsw", "ivf"}) {
     SCOPED_TRACE(kind);
@@ -215,7 +236,8 @@ TEST(DocumentIndex, RemovedDocumentsNeverAppearAndIdsCanComeBack) {
     EXPECT_EQ(index.size(), 600u);
     EXPECT_FALSE(index.contains("d0"));
     EXPECT_FALSE(index.is_live(0));
-    const SearchResult r = index.search(corpus, 5, {64, 64});
+    const SearchParams params = params_for(kind, 64, 64);
+    const SearchResult r = index.search(corpus, 5, params);
     for (Slot s : r.slots) {
       ASSERT_GE(s, 0);
       EXPECT_EQ(s % 2, 1) << "removed slot " << s << " returned";
@@ -224,7 +246,7 @@ TEST(DocumentIndex, RemovedDocumentsNeverAppearAndIdsCanComeBack) {
     index.add({"back"}, {"d0"}, MatrixView(corpus.row(0), 1, 16));
     EXPECT_EQ(index.slot_of("d0"), Slot(1200));
     EXPECT_EQ(index.text(1200), "back");
-    EXPECT_EQ(index.search(MatrixView(corpus.row(0), 1, 16), 1, {64, 64}).slot(0, 0), 1200);
+    EXPECT_EQ(index.search(MatrixView(corpus.row(0), 1, 16), 1, params).slot(0, 0), 1200);
   }
 }
 

@@ -23,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+using test_support::params_for;
 using test_support::random_rows;
 using test_support::rewrite_header;
 
@@ -72,8 +73,9 @@ class IndexStorage : public ::testing::Test {
     ASSERT_EQ(a.slot_capacity(), b.slot_capacity());
     EXPECT_EQ(a.live_slots(), b.live_slots());
     const Matrix queries = random_rows(5, a.options().dim, 9);
-    const SearchResult ra = a.search(queries, 7, {64, 4});
-    const SearchResult rb = b.search(queries, 7, {64, 4});
+    const SearchParams params = params_for(a.options().kind, 64, 4);
+    const SearchResult ra = a.search(queries, 7, params);
+    const SearchResult rb = b.search(queries, 7, params);
     EXPECT_EQ(ra.slots, rb.slots);
     EXPECT_EQ(ra.scores, rb.scores);
     for (Slot s : a.live_slots()) {

@@ -9,6 +9,7 @@
 
 #include "counterpoint/core/files.h"
 #include "counterpoint/core/matrix.h"
+#include "counterpoint/index/document_index.h"
 
 namespace counterpoint::index::test_support {
 
@@ -30,6 +31,15 @@ inline void rewrite_header(const std::string& dir, const std::function<void(nloh
   header.erase("checksum");
   header["checksum"] = sha256_hex(header.dump());
   write_file_atomic(join_path(dir, "header.json"), header.dump(2));
+}
+
+// The per-call parameters `kind` reads (efSearch for hnsw, nprobe for the IVF kinds; the index
+// refuses another kind's), for tests that search every kind alike.
+inline SearchParams params_for(const std::string& kind, int ef_search, int nprobe) {
+  SearchParams params;
+  if (kind == "hnsw") params.ef_search = ef_search;
+  if (kind == "ivf" || kind == "ivfpq") params.nprobe = nprobe;
+  return params;
 }
 
 }  // namespace counterpoint::index::test_support

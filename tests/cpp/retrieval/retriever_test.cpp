@@ -186,6 +186,48 @@ TEST(Retriever, RescoringFoundCandidatesIsTheSearchAtEveryAlpha) {
   EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine_first)[0][0].id, "contra");
 }
 
+// alpha, the magnitude gate and the stance shape the sparsity term only: given to a scorer without
+// one they would change nothing, so a search that names them gets the sparsity scorer or an error.
+TEST(Retriever, SettingsOfTheSparsityTermAreRefusedByScorersWithoutOne) {
+  auto f = make_fixture();
+  Retriever retriever(f.index, nullptr);
+  const auto refusal = [&](SearchOptions options) {
+    try {
+      retriever.search_encoded(f.queries, options);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("searched");
+  };
+  SearchOptions cosine;
+  cosine.k = 1;
+  cosine.alpha = 2.0f;
+  EXPECT_EQ(refusal(cosine),
+            "alpha weighs the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, l2l1 or kappa4, "
+            "or leave it out");
+  cosine.alpha.reset();
+  cosine.sparsity.scale = 0.3f;
+  EXPECT_EQ(refusal(cosine),
+            "sparsity scale gates the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, l2l1 or "
+            "kappa4, or leave it out");
+  cosine.sparsity.scale.reset();
+  cosine.stance = Stance::kSupport;
+  EXPECT_EQ(refusal(cosine),
+            "stance 'support' signs the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, l2l1 "
+            "or kappa4, or leave it out");
+  cosine.stance = Stance::kFromQuery;
+  EXPECT_EQ(refusal(cosine), "searched");
+  // alpha 0 and scale 0 (no term, no gate) are what cosine does: a sweep may start there.
+  cosine.alpha = 0.0f;
+  cosine.sparsity.scale = 0.0f;
+  EXPECT_EQ(refusal(cosine), "searched");
+  // The sparsity scorer reads all three.
+  SearchOptions sparsity = sparsity_search(1, Stance::kSupport);
+  sparsity.alpha = 2.0f;
+  sparsity.sparsity.scale = 0.3f;
+  EXPECT_EQ(refusal(sparsity), "searched");
+}
+
 TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
   auto f = make_fixture();
   Retriever retriever(f.index, nullptr), other(f.index, nullptr);
@@ -219,6 +261,8 @@ TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
   // What stage 2 alone reads may change: k, the scorer, alpha.
   SearchOptions cosine = options;
   cosine.scorer = Scorer::kCosine;
+  cosine.alpha.reset();
+  cosine.stance = Stance::kFromQuery;
   cosine.k = 3;
   EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine)[0].size(), 3u);
   // An empty set: default-constructed, or moved from.
