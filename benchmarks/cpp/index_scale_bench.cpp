@@ -134,7 +134,8 @@ int main(int argc, char** argv) {
     const double bytes_per_doc = double(index.memory_bytes()) / double(index.size());
 
     // Each kind gets only its own parameter (the index refuses another kind's).
-    SearchParams params{kind == "hnsw" ? f.ef_search : 0, kind == "ivf" || kind == "ivfpq" ? f.nprobe : 0};
+    const std::string& own = index.options().kind;  // normalised: --kinds HNSW is hnsw
+    SearchParams params{own == "hnsw" ? f.ef_search : 0, own == "ivf" || own == "ivfpq" ? f.nprobe : 0};
     std::vector<std::vector<Slot>> got(f.queries);
     t0 = std::chrono::steady_clock::now();
     for (std::size_t q = 0; q < f.queries; ++q) {

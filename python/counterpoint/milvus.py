@@ -315,6 +315,8 @@ class MilvusRetriever:
         options = _core.SearchOptions()
         options.scorer = scorer  # the library's scorer names; ValueError for an unknown one
         options.stance = stance  # likewise for the stance
+        options.alpha, options.sparsity_scale = alpha, sparsity_scale
+        options.validate()  # as Index.search: before any round trip to Milvus
         if options.scorer not in ("cosine", "sparsity"):
             raise ValueError(f"scorer '{scorer}' needs token rows, which a Milvus collection does not store")
         needs_sparse = options.scorer == "sparsity"
@@ -359,9 +361,7 @@ class MilvusRetriever:
         # As Index.search encodes them: Es reads each claim without its stance instruction.
         dense, sparse, readings = _core.encode_queries(self.encoder, texts, sparse_encoder=self.sparse_encoder,
                                                        scorer=scorer, stance=stance)
-        # Cosine has no sparsity term for a stance to sign: the given one goes on (rerank refuses
-        # any but from-query there).
-        return dense, sparse, [reading.stance for reading in readings] if needs_sparse else [stance] * len(texts)
+        return dense, sparse, [reading.stance for reading in readings]
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
         """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a

@@ -304,8 +304,8 @@ retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t
   options.fusion_lambda = float(fusion_lambda);
   options.sparsity.identical_guard = guard;
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
-  retrieval::choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
   options.stance = retrieval::parse_stance(stance);
+  retrieval::validate_weights(options);  // alpha, lambda, scale; settings the scorer has no use for
   if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
   if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
   options.dense_params.ef_search = ef_search;
@@ -333,6 +333,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
   const retrieval::SearchOptions options =
       search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale,
                      stance);
+  self.documents->check_params(options.dense_params);  // before any query is encoded
   retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
   const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
   warn_on_default_alpha("Index.search", options, chosen);
@@ -359,13 +360,16 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
                         py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
                         std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude,
                         std::optional<double> sparsity_scale, py::object texts, const std::string& stance) {
+  // `stance` is the query's reading (read_stance, encode_queries), not a setting of the search:
+  // it goes to rerank beside the options, so a cosine rerank of any reading stays valid.
+  const retrieval::Stance reading = retrieval::parse_stance(stance);
   retrieval::SearchOptions options;
-  options.stance = retrieval::parse_stance(stance);
   options.k = positive(k, "k");
   retrieval::set_scorer(options, scorer);
   if (alpha) options.alpha = float(*alpha);
   options.sparsity.identical_guard = guard;
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
+  retrieval::validate_weights(options);
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
   if (!texts.is_none()) rows.texts = text_list(texts, "texts");
@@ -389,7 +393,7 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   const retrieval::AlphaChoice chosen = retrieval::choose_alpha(options.alpha, sparse_encoder.get());
   warn_on_default_alpha("rerank", options, chosen);
   py::gil_scoped_release release;
-  return retrieval::rerank(rows, query ? query->data() : nullptr, options, sparse_encoder.get(), excluded);
+  return retrieval::rerank(rows, query ? query->data() : nullptr, options, sparse_encoder.get(), excluded, reading);
 }
 
 // Query rows for a stage 1 run elsewhere, as Index.search encodes its queries.
@@ -623,8 +627,10 @@ Returns:
     with NaN / -1), .cosine, .sparsity, ... and .ids.
 
 Raises:
-    ValueError for k or candidates <= 0, candidates < k, negative ef_search or nprobe, an unknown scorer/stage1/fusion name,
-    a scorer the index lacks the embeddings for, or a wrongly sized exclude.
+    ValueError for k or candidates <= 0, candidates < k, negative ef_search or nprobe, ef_search on a non-hnsw or
+    nprobe on a non-ivf index, an unknown scorer/stage1/fusion name, a non-zero alpha or sparsity_scale or a stance
+    other than "from-query" with a scorer that has no sparsity term, a scorer the index lacks the embeddings for,
+    or a wrongly sized exclude.
     The GIL is released while searching.)")
       .def(
           "add",
@@ -865,6 +871,9 @@ from this default-constructed struct (candidates None in Index.search means max(
                     [](SearchOptions& o, int value) { o.dense_params.ef_search = value; })
       .def_property("nprobe", [](const SearchOptions& o) { return o.dense_params.nprobe; },
                     [](SearchOptions& o, int value) { o.dense_params.nprobe = value; })
+      .def("validate", &retrieval::validate_weights,
+           "ValueError for weights no search can use, and for alpha, sparsity_scale or stance set with a scorer "
+           "that has no sparsity term; a face building its own options calls it before any work.")
       .def("__repr__", [](const SearchOptions& o) {
         return "SearchOptions(k=" + std::to_string(o.k) + ", candidates=" + std::to_string(o.candidates) +
                ", scorer='" + retrieval::to_string(o.scorer) + "', stage1='" + retrieval::to_string(o.stage1) + "')";

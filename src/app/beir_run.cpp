@@ -59,6 +59,15 @@ void validate(const BeirRunOptions& options) {
   if (options.tune_alpha && search.scorer != retrieval::Scorer::kSparsity) {
     throw InvalidArgument("--tune-alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
   }
+  // run builds a flat index unless --index-cache already holds one (`index build --kind ...`): the
+  // parameters of the approximate kinds can only apply to such a cache, checked once it loads.
+  const index::SearchParams& dense = search.dense_params;
+  if ((dense.ef_search > 0 || dense.nprobe > 0) &&
+      (options.index_cache.empty() || !path_exists(join_path(options.index_cache, "header.json")))) {
+    throw InvalidArgument(std::string(dense.ef_search > 0 ? "--ef-search" : "--nprobe") +
+                          " applies to an hnsw or ivf index, and run builds a flat one: give --index-cache an index "
+                          "built by `index build --kind hnsw|ivf` from this corpus");
+  }
   if (options.k && *options.k == 0) throw InvalidArgument("-k must be >= 1");
   if (options.k && search.candidates < *options.k) {
     throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
@@ -114,6 +123,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   auto verifier = options.verifier.empty() ? nullptr : scoring::load_map_verifier(options.verifier);
   auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, sparse.get(), progress,
                                  options.feature_cache, retrieval::uses_tokens(options.search.scorer));
+  idx->check_params(search.dense_params);  // a cached index of another kind, before the queries encode
   retrieval::Retriever retriever(idx, encoder, sparse, verifier);
 
   std::vector<std::string> texts, ids;

@@ -52,6 +52,7 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
     throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
   }
   auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(options.index));
+  loaded->check_params(options.search.dense_params);  // before the models load
   const auto& recorded = loaded->options();
   std::string model = options.model.value_or("");
   if (!options.model) {

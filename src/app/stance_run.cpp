@@ -101,9 +101,6 @@ void validate(const StanceRunOptions& options) {
     throw InvalidArgument("the stance stage scores by cosine or cosine +/- alpha * sparsity; scorer '" +
                           retrieval::to_string(options.search.scorer) + "' is not one of them");
   }
-  if (!sparsity && options.search.alpha) {
-    throw InvalidArgument("--alpha weighs the sparsity term: it needs --scorer hoyer, l2l1 or kappa4 and --sparse-model");
-  }
   if (sparsity != !options.sparse_model.empty()) {
     throw InvalidArgument(sparsity ? "a sparsity scorer needs --sparse-model (Es)"
                                    : "--sparse-model needs a sparsity scorer (--scorer hoyer, l2l1 or kappa4)");

@@ -45,7 +45,7 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
 
 std::string in_user_terms(const std::string& message) {
   static const std::regex field(R"((?:VerifierTrainConfig|TrainConfig|EncoderConfig|VerifierShape)\.([a-z_]+))"
-                                R"(|SearchParams::([a-z_]+)|\b(fusion_lambda)\b)");
+                                R"(|SearchParams::([a-z_]+)|\b(fusion_lambda|ef_search|nprobe)\b)");
   std::string out;
   auto last = message.cbegin();
   for (std::sregex_iterator it(message.begin(), message.end(), field), end; it != end; ++it) {

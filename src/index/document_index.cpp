@@ -437,19 +437,24 @@ void DocumentIndex::for_each_live(const std::function<void(Slot)>& fn) const {
   }
 }
 
-SearchResult DocumentIndex::search(MatrixView queries, std::size_t k, const SearchParams& params) const {
+void DocumentIndex::check_params(const SearchParams& params) const {
   const State& st = *state_;
-  if (k == 0) throw InvalidArgument("search: k must be >= 1");
   require_non_negative(params.ef_search, "SearchParams::ef_search");
   require_non_negative(params.nprobe, "SearchParams::nprobe");
   // As FAISS refuses parameters of another index type: a setting this kind never reads would
   // leave the caller believing the search was tuned.
   if (params.ef_search > 0 && st.kind != IndexKind::kHnsw) {
-    throw InvalidArgument("SearchParams::ef_search applies to an hnsw index; this index is " + st.options.kind);
+    throw InvalidArgument("ef_search applies to an hnsw index; this index is " + st.options.kind);
   }
   if (params.nprobe > 0 && st.kind != IndexKind::kIvf && st.kind != IndexKind::kIvfPq) {
-    throw InvalidArgument("SearchParams::nprobe applies to an ivf or ivfpq index; this index is " + st.options.kind);
+    throw InvalidArgument("nprobe applies to an ivf or ivfpq index; this index is " + st.options.kind);
   }
+}
+
+SearchResult DocumentIndex::search(MatrixView queries, std::size_t k, const SearchParams& params) const {
+  const State& st = *state_;
+  if (k == 0) throw InvalidArgument("search: k must be >= 1");
+  check_params(params);
   const std::size_t nq = queries.rows;
   if (nq > 0) {
     require_width(queries, st.options.dim, "queries");

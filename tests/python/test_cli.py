@@ -670,6 +670,12 @@ def test_options_that_would_be_ignored_are_refused():
     assert explain.returncode != 0 and "--trec excludes --explain" in explain.stderr, explain.stderr
     demo = run("demo", "--models", "/no/such/models", check=False)
     assert demo.returncode != 0 and "--models: Directory does not exist: /no/such/models" in demo.stderr, demo.stderr
+    # run builds a flat index when --index-cache holds none: an approximate kind's parameter is refused
+    # before the corpus is encoded.
+    for flag in ("--ef-search", "--nprobe"):
+        flat = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", flag, "8", check=False)
+        assert flat.returncode != 0 and f"{flag} applies to an hnsw or ivf index, and run builds a flat one" in \
+            flat.stderr and "encoding" not in flat.stderr, flat.stderr
     # Settings of the sparsity term under the default cosine scorer, refused before the index opens.
     for flag, value in [("--alpha", "2"), ("--sparsity-scale", "0.3"), ("--stance", "support")]:
         ignored = run("search", "--index", "unused", "--query", "x", flag, value, check=False)

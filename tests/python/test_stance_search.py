@@ -141,6 +141,10 @@ def test_encode_queries_gives_a_stores_stage_two_the_rows_and_stances_index_sear
     assert [h.id for h in hits] == SUPPORT_ORDER
     cosine_only = cp.encode_queries(encoder, [SUPPORT])
     assert cosine_only[1] is None and cosine_only[2][0].stance == "support"
+    # A cosine rerank takes the reading as documented (it has no sparsity term for it to sign).
+    by_cosine = cp.rerank(IDS, index.embeddings(IDS) @ (dense[0] / np.linalg.norm(dense[0])), k=2, scorer="cosine",
+                          stance=cosine_only[2][0].stance)
+    assert [h.id for h in by_cosine] == [h.id for h in index.search([SUPPORT], k=2)[0]]
     with pytest.raises(ValueError, match="sparse-aware encoder"):
         cp.encode_queries(encoder, [SUPPORT], scorer="hoyer")
     with pytest.raises(ValueError, match="token rows"):

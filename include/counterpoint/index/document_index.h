@@ -74,6 +74,8 @@ struct IndexOptions {
   std::string sparse_encoder_settings;
 };
 
+// Per-call parameters of the approximate kinds. A kind refuses the other's (check_params): set,
+// it would change nothing, as FAISS refuses another index type's SearchParameters.
 struct SearchParams {
   int ef_search = 0;  // HNSW only; 0 = IndexOptions::hnsw_ef_search
   int nprobe = 0;     // IVF kinds only; 0 = IndexOptions::ivf_nprobe
@@ -144,6 +146,9 @@ class DocumentIndex {
   // Top-k slots by inner product for each query row (dim columns, finite). k >= 1; k may
   // exceed size(). Removed slots never appear.
   SearchResult search(MatrixView queries, std::size_t k, const SearchParams& params = {}) const;
+  // InvalidArgument for a negative parameter, or one this kind never reads (efSearch on a flat or
+  // IVF index, nprobe on a flat or HNSW one). search calls it; faces call it before encoding queries.
+  void check_params(const SearchParams& params) const;
 
   // Stage-2 accessors. A slot that is out of range or removed throws InvalidArgument.
   const std::string& id(Slot slot) const;

@@ -217,10 +217,10 @@ TEST(DocumentIndex, RefusesTheSearchParametersOfAnotherKind) {
     }
     return std::string("searched");
   };
-  EXPECT_EQ(refusal("flat", {64, 0}), "SearchParams::ef_search applies to an hnsw index; this index is flat");
-  EXPECT_EQ(refusal("ivf", {64, 0}), "SearchParams::ef_search applies to an hnsw index; this index is ivf");
-  EXPECT_EQ(refusal("flat", {0, 8}), "SearchParams::nprobe applies to an ivf or ivfpq index; this index is flat");
-  EXPECT_EQ(refusal("hnsw", {0, 8}), "SearchParams::nprobe applies to an ivf or ivfpq index; this index is hnsw");
+  EXPECT_EQ(refusal("flat", {64, 0}), "ef_search applies to an hnsw index; this index is flat");
+  EXPECT_EQ(refusal("ivf", {64, 0}), "ef_search applies to an hnsw index; this index is ivf");
+  EXPECT_EQ(refusal("flat", {0, 8}), "nprobe applies to an ivf or ivfpq index; this index is flat");
+  EXPECT_EQ(refusal("hnsw", {0, 8}), "nprobe applies to an ivf or ivfpq index; this index is hnsw");
   EXPECT_EQ(refusal("hnsw", {64, 0}), "searched");
   EXPECT_EQ(refusal("ivf", {0, 8}), "searched");
 }
