@@ -151,6 +151,7 @@ class SearchOptions:
     ef_search: int
     nprobe: int
     def __init__(self) -> None: ...
+    def validate(self) -> None: ...
 
 class Index:
     @staticmethod
