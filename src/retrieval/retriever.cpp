@@ -246,6 +246,22 @@ void validate_weights(const SearchOptions& options) {
     throw InvalidArgument("fusion_lambda must be finite and >= 0 (the weight of BM25 beside the dense score)");
   }
   choose_sparsity_scale(options.sparsity.scale, nullptr);  // a given scale's range
+  // The fusion settings shape the hybrid stage 1 only, each under its own fusion; one moved from
+  // its default elsewhere would change nothing (dense results where the user asked for BM25 too).
+  const SearchOptions defaults;
+  const bool hybrid = options.stage1 == Stage1::kHybrid;
+  const std::string fuses = "stage1 '" + to_string(options.stage1) + "' fuses nothing: choose stage1 hybrid";
+  if (!hybrid && options.fusion != defaults.fusion) {
+    throw InvalidArgument("fusion '" + to_string(options.fusion) + "' fuses the hybrid stage 1, and " + fuses);
+  }
+  if (options.fusion_lambda != defaults.fusion_lambda && (!hybrid || options.fusion != Fusion::kRelativeScore)) {
+    throw InvalidArgument("fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and " +
+                          (hybrid ? "this one is fused by rrf" : fuses));
+  }
+  if (options.rrf_k != defaults.rrf_k && (!hybrid || options.fusion != Fusion::kReciprocalRank)) {
+    throw InvalidArgument("rrf_k ranks a hybrid stage 1 fused by rrf, and " +
+                          (hybrid ? std::string("this one is fused by rsf") : fuses));
+  }
   // alpha, the scale and the stance shape the sparsity term only: under another scorer they would
   // change nothing, and a user who set one expects it to (a silently cosine-only result). alpha 0
   // and scale 0 (no term, no gate) say what such a scorer does, so sweeps from alpha 0 stay valid.

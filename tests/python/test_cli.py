@@ -676,6 +676,9 @@ def test_options_that_would_be_ignored_are_refused():
         flat = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", flag, "8", check=False)
         assert flat.returncode != 0 and f"{flag} applies to an hnsw or ivf index, and run builds a flat one" in \
             flat.stderr and "encoding" not in flat.stderr, flat.stderr
+    dense = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--lambda", "0.3",
+                check=False)
+    assert dense.returncode != 0 and "--lambda weighs BM25 in a hybrid stage 1" in dense.stderr, dense.stderr
     # Settings of the sparsity term under the default cosine scorer, refused before the index opens.
     for flag, value in [("--alpha", "2"), ("--sparsity-scale", "0.3"), ("--stance", "support")]:
         ignored = run("search", "--index", "unused", "--query", "x", flag, value, check=False)

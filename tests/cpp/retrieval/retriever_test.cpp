@@ -162,7 +162,7 @@ TEST(Retriever, RescoringFoundCandidatesIsTheSearchAtEveryAlpha) {
     SearchOptions options = sparsity_search(4, Stance::kAttack);
     options.candidates = 4;
     options.stage1 = source;
-    options.fusion_lambda = 0.5f;
+    if (source == Stage1::kHybrid) options.fusion_lambda = 0.5f;
     const auto candidates = retriever.find_candidates(f.queries, options);
     EXPECT_EQ(candidates.queries(), 1u);
     for (float alpha : {0.0f, 0.3f, 1.0f, 5.0f}) {
@@ -186,19 +186,26 @@ TEST(Retriever, RescoringFoundCandidatesIsTheSearchAtEveryAlpha) {
   EXPECT_EQ(retriever.rescore(f.queries, candidates, cosine_first)[0][0].id, "contra");
 }
 
+namespace {
+
+// What a search with `options` says: the InvalidArgument's message, or "searched".
+std::string refusal_of(const Retriever& retriever, const EncodedQueries& queries, const SearchOptions& options) {
+  try {
+    retriever.search_encoded(queries, options);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "searched";
+}
+
+}  // namespace
+
 // alpha, the magnitude gate and the stance shape the sparsity term only: given to a scorer without
 // one they would change nothing, so a search that names them gets the sparsity scorer or an error.
 TEST(Retriever, SettingsOfTheSparsityTermAreRefusedByScorersWithoutOne) {
   auto f = make_fixture();
   Retriever retriever(f.index, nullptr);
-  const auto refusal = [&](SearchOptions options) {
-    try {
-      retriever.search_encoded(f.queries, options);
-    } catch (const InvalidArgument& e) {
-      return std::string(e.what());
-    }
-    return std::string("searched");
-  };
+  const auto refusal = [&](const SearchOptions& options) { return refusal_of(retriever, f.queries, options); };
   SearchOptions cosine;
   cosine.k = 1;
   cosine.alpha = 2.0f;
@@ -226,6 +233,36 @@ TEST(Retriever, SettingsOfTheSparsityTermAreRefusedByScorersWithoutOne) {
   sparsity.alpha = 2.0f;
   sparsity.sparsity.scale = 0.3f;
   EXPECT_EQ(refusal(sparsity), "searched");
+}
+
+// Likewise the fusion settings, read by a hybrid stage 1 only, each under its own fusion.
+TEST(Retriever, FusionSettingsAreRefusedWhereNoHybridStage1ReadsThem) {
+  auto f = make_fixture();
+  f.queries.texts = {"weather"};
+  Retriever retriever(f.index, nullptr);
+  const auto refusal = [&](const SearchOptions& options) { return refusal_of(retriever, f.queries, options); };
+  SearchOptions dense;
+  dense.k = 1;
+  dense.fusion_lambda = 0.3f;
+  EXPECT_EQ(refusal(dense), "fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and stage1 'dense' fuses "
+                            "nothing: choose stage1 hybrid");
+  dense.fusion_lambda = SearchOptions{}.fusion_lambda;
+  dense.fusion = Fusion::kReciprocalRank;
+  EXPECT_EQ(refusal(dense), "fusion 'rrf' fuses the hybrid stage 1, and stage1 'dense' fuses nothing: choose stage1 "
+                            "hybrid");
+  SearchOptions rrf = dense;
+  rrf.stage1 = Stage1::kHybrid;
+  rrf.fusion_lambda = 0.3f;
+  EXPECT_EQ(refusal(rrf), "fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and this one is fused by rrf");
+  rrf.fusion_lambda = SearchOptions{}.fusion_lambda;
+  rrf.rrf_k = 10;
+  EXPECT_EQ(refusal(rrf), "searched");
+  SearchOptions rsf = rrf;
+  rsf.fusion = Fusion::kRelativeScore;
+  EXPECT_EQ(refusal(rsf), "rrf_k ranks a hybrid stage 1 fused by rrf, and this one is fused by rsf");
+  rsf.rrf_k = SearchOptions{}.rrf_k;
+  rsf.fusion_lambda = 0.3f;
+  EXPECT_EQ(refusal(rsf), "searched");
 }
 
 TEST(Retriever, CandidatesAreRescoredOnlyWithTheStage1TheyCameFrom) {
