@@ -315,7 +315,7 @@ class MilvusRetriever:
         options = _core.SearchOptions()
         options.scorer = scorer  # the library's scorer names; ValueError for an unknown one
         options.stance = stance  # likewise for the stance
-        options.alpha, options.sparsity_scale = alpha, sparsity_scale
+        options.alpha, options.sparsity_scale, options.guard = alpha, sparsity_scale, guard
         options.validate()  # as Index.search: before any round trip to Milvus
         if options.scorer not in ("cosine", "sparsity"):
             raise ValueError(f"scorer '{scorer}' needs token rows, which a Milvus collection does not store")

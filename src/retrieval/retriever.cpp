@@ -275,6 +275,9 @@ void validate_weights(const SearchOptions& options) {
   if (options.stance != Stance::kFromQuery) {
     throw InvalidArgument("stance '" + to_string(options.stance) + "' signs the sparsity term and " + scorer + choose);
   }
+  if (options.sparsity.identical_guard != defaults.sparsity.identical_guard) {
+    throw InvalidArgument("the identical guard belongs to the sparsity term and " + scorer + choose);
+  }
 }
 
 void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {

@@ -296,7 +296,7 @@ def test_search_takes_query_vectors_and_gives_the_hits_of_query_texts(index, enc
 
 def test_settings_of_the_sparsity_term_are_refused_by_cosine(index):
     # Cosine has no sparsity term: alpha, a gate or a stance given to it would change nothing.
-    for setting in ({"alpha": 2.0}, {"sparsity_scale": 0.3}, {"stance": "support"}):
+    for setting in ({"alpha": 2.0}, {"sparsity_scale": 0.3}, {"stance": "support"}, {"guard": False}):
         with pytest.raises(ValueError, match="scorer 'cosine' has no sparsity term: choose hoyer"):
             index.search([TEXTS[0]], k=2, **setting)
     assert index.search([TEXTS[0]], k=2, scorer="hoyer", alpha=2.0, sparsity_scale=0.3, stance="support")[0]

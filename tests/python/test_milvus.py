@@ -303,7 +303,7 @@ def test_a_collection_recorded_before_the_settings_keeps_working_with_its_model(
     retriever = cpm.MilvusRetriever(client, "old_format", encoder=tiny, sparse_encoder=tiny)
     assert retriever.search(["the cat sleeps"], k=1, scorer="cosine")[0][0].id == "t00"
     # As Index.search: cosine has no sparsity term for a stance or alpha to shape.
-    for setting in ({"stance": "support"}, {"alpha": 2.0}):
+    for setting in ({"stance": "support"}, {"alpha": 2.0}, {"guard": False}):
         with pytest.raises(ValueError, match="scorer 'cosine' has no sparsity term"):
             retriever.search(["the cat sleeps"], k=1, scorer="cosine", **setting)
     with pytest.raises(ValueError, match="collection 'old_format' was built with model bert-tiny-random, not "

@@ -224,7 +224,8 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
 
 // InvalidArgument for a weight no search can use: a non-finite alpha, a negative or non-finite
 // fusion_lambda, a sparsity scale out of range; and settings that would change nothing: a non-zero
-// alpha or sparsity scale or a stance other than kFromQuery with a scorer without a sparsity term,
+// alpha or sparsity scale, a stance other than kFromQuery or the identical guard turned off with a
+// scorer without a sparsity term,
 // a fusion, fusion_lambda or rrf_k moved from its default where no hybrid stage 1 (or no fusion
 // of that kind) reads it. Every search
 // checks them; faces call it to refuse them before any model loads.

@@ -223,6 +223,11 @@ TEST(Retriever, SettingsOfTheSparsityTermAreRefusedByScorersWithoutOne) {
             "stance 'support' signs the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, l2l1 "
             "or kappa4, or leave it out");
   cosine.stance = Stance::kFromQuery;
+  cosine.sparsity.identical_guard = false;
+  EXPECT_EQ(refusal(cosine),
+            "the identical guard belongs to the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, "
+            "l2l1 or kappa4, or leave it out");
+  cosine.sparsity.identical_guard = true;
   EXPECT_EQ(refusal(cosine), "searched");
   // alpha 0 and scale 0 (no term, no gate) are what cosine does: a sweep may start there.
   cosine.alpha = 0.0f;
