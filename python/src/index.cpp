@@ -164,6 +164,10 @@ retrieval::EncodedQueries encoded_from_arrays(const PyIndex& self, py::handle qu
     throw py::value_error("query vectors are " + std::to_string(encoded.dense.cols()) + "-wide, the index's E rows " +
                           std::to_string(self.documents->options().dim));
   }
+  if (options.scorer != retrieval::Scorer::kSparsity && !sparse_queries.is_none()) {
+    throw py::value_error("sparse_queries (Es(q)) go with a sparsity scorer; scorer '" +
+                          retrieval::to_string(options.scorer) + "' reads none: choose hoyer, l2l1 or kappa4, or leave them out");
+  }
   if (options.scorer == retrieval::Scorer::kSparsity) {
     if (sparse_queries.is_none()) throw py::value_error("a sparsity scorer with query vectors needs sparse_queries (Es(q))");
     const FloatArray sparse = float_array(sparse_queries, "sparse_queries", "(n, sparse_dim)", 1, 2);
@@ -334,6 +338,10 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
       search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale,
                      stance);
   self.documents->check_params(options.dense_params);  // before any query is encoded
+  if (verifier && options.scorer != retrieval::Scorer::kVerifier) {
+    throw py::value_error("verifier= is read by scorer='verifier' only; scorer '" + retrieval::to_string(options.scorer) +
+                          "' would not use it");
+  }
   retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
   const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
   warn_on_default_alpha("Index.search", options, chosen);
@@ -628,9 +636,10 @@ Returns:
 
 Raises:
     ValueError for k or candidates <= 0, candidates < k, negative ef_search or nprobe, ef_search on a non-hnsw or
-    nprobe on a non-ivf index, an unknown scorer/stage1/fusion name, a non-zero alpha or sparsity_scale or a stance
-    other than "from-query" with a scorer that has no sparsity term, a scorer the index lacks the embeddings for,
-    or a wrongly sized exclude.
+    nprobe on a non-ivf index, an unknown scorer/stage1/fusion name, settings the search would not use (a non-zero
+    alpha or sparsity_scale, a stance other than "from-query", guard=False, sparse_queries with a scorer that has
+    no sparsity term; fusion, fusion_lambda moved from their defaults without stage1 "hybrid"; verifier= with
+    another scorer), a scorer the index lacks the embeddings for, or a wrongly sized exclude.
     The GIL is released while searching.)")
       .def(
           "add",
@@ -872,8 +881,10 @@ from this default-constructed struct (candidates None in Index.search means max(
       .def_property("nprobe", [](const SearchOptions& o) { return o.dense_params.nprobe; },
                     [](SearchOptions& o, int value) { o.dense_params.nprobe = value; })
       .def("validate", &retrieval::validate_weights,
-           "ValueError for weights no search can use, and for alpha, sparsity_scale or stance set with a scorer "
-           "that has no sparsity term; a face building its own options calls it before any work.")
+           "ValueError for weights no search can use, and for settings it would not use: alpha, sparsity_scale, "
+           "stance or guard=False with a scorer that has no sparsity term, fusion / fusion_lambda / rrf_k moved "
+           "from their defaults where no hybrid stage 1 reads them; a face building its own options calls it "
+           "before any work.")
       .def("__repr__", [](const SearchOptions& o) {
         return "SearchOptions(k=" + std::to_string(o.k) + ", candidates=" + std::to_string(o.candidates) +
                ", scorer='" + retrieval::to_string(o.scorer) + "', stage1='" + retrieval::to_string(o.stage1) + "')";

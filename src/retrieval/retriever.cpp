@@ -250,17 +250,20 @@ void validate_weights(const SearchOptions& options) {
   // its default elsewhere would change nothing (dense results where the user asked for BM25 too).
   const SearchOptions defaults;
   const bool hybrid = options.stage1 == Stage1::kHybrid;
-  const std::string fuses = "stage1 '" + to_string(options.stage1) + "' fuses nothing: choose stage1 hybrid";
+  const std::string fuses = "stage1 '" + to_string(options.stage1) + "' fuses nothing: choose stage1 hybrid, or ";
   if (!hybrid && options.fusion != defaults.fusion) {
-    throw InvalidArgument("fusion '" + to_string(options.fusion) + "' fuses the hybrid stage 1, and " + fuses);
+    throw InvalidArgument("fusion '" + to_string(options.fusion) + "' fuses the hybrid stage 1, and " + fuses +
+                          "leave fusion out");
   }
   if (options.fusion_lambda != defaults.fusion_lambda && (!hybrid || options.fusion != Fusion::kRelativeScore)) {
     throw InvalidArgument("fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and " +
-                          (hybrid ? "this one is fused by rrf" : fuses));
+                          (hybrid ? std::string("this one is fused by rrf: choose fusion rsf, or ") : fuses) +
+                          "leave fusion_lambda out");
   }
   if (options.rrf_k != defaults.rrf_k && (!hybrid || options.fusion != Fusion::kReciprocalRank)) {
     throw InvalidArgument("rrf_k ranks a hybrid stage 1 fused by rrf, and " +
-                          (hybrid ? std::string("this one is fused by rsf") : fuses));
+                          (hybrid ? std::string("this one is fused by rsf: choose fusion rrf, or ") : fuses) +
+                          "leave rrf_k out");
   }
   // alpha, the scale and the stance shape the sparsity term only: under another scorer they would
   // change nothing, and a user who set one expects it to (a silently cosine-only result). alpha 0
@@ -276,7 +279,8 @@ void validate_weights(const SearchOptions& options) {
     throw InvalidArgument("stance '" + to_string(options.stance) + "' signs the sparsity term and " + scorer + choose);
   }
   if (options.sparsity.identical_guard != defaults.sparsity.identical_guard) {
-    throw InvalidArgument("the identical guard belongs to the sparsity term and " + scorer + choose);
+    throw InvalidArgument("turning the identical guard off changes the sparsity term only, and " + scorer +
+                          ": choose hoyer, l2l1 or kappa4, or keep the guard");
   }
 }
 

@@ -300,6 +300,13 @@ def test_settings_of_the_sparsity_term_are_refused_by_cosine(index):
         with pytest.raises(ValueError, match="scorer 'cosine' has no sparsity term: choose hoyer"):
             index.search([TEXTS[0]], k=2, **setting)
     assert index.search([TEXTS[0]], k=2, scorer="hoyer", alpha=2.0, sparsity_scale=0.3, stance="support")[0]
+    # Likewise the fusion settings without a hybrid stage 1, and Es rows of the queries.
+    with pytest.raises(ValueError, match="fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and stage1 "
+                                         "'dense' fuses nothing"):
+        index.search([TEXTS[0]], k=2, fusion_lambda=0.3)
+    vector = index.embeddings(["d0"])
+    with pytest.raises(ValueError, match="sparse_queries \\(Es\\(q\\)\\) go with a sparsity scorer"):
+        index.search(vector, k=2, sparse_queries=vector)
 
 
 def test_query_vectors_are_checked_before_searching(index, encoder):
@@ -537,7 +544,7 @@ def test_rerank_scores_candidates_found_elsewhere_as_search_scores_them(index, e
     query = encoder.encode([TEXTS[1]], query=True)
     expected = index.search(query, 4, scorer="hoyer", alpha=0.5, sparse_queries=query, guard=False,
                             exclude=[["d0"]])[0]
-    by_cosine = index.search(query, 6, sparse_queries=query)[0]  # another store's candidates, by cosine
+    by_cosine = index.search(query, 6)[0]  # another store's candidates, by cosine
     ids = [h.id for h in by_cosine]
     rows = index.sparse_embeddings(ids)
     hits = cp.rerank(ids, np.array([h.cosine for h in by_cosine], dtype=np.float32), sparse_query=query[0],

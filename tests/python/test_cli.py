@@ -679,6 +679,13 @@ def test_options_that_would_be_ignored_are_refused():
     dense = run("run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv", "--lambda", "0.3",
                 check=False)
     assert dense.returncode != 0 and "--lambda weighs BM25 in a hybrid stage 1" in dense.stderr, dense.stderr
+    # Models the scorer would not read, and an alpha beside its own tuning.
+    base = ["run", "--dataset", corpus, "--qrels", corpus / "qrels" / "contradictions.tsv"]
+    unread = run(*base, "--sparse-model", "sparse-default", check=False)
+    assert unread.returncode != 0 and "--sparse-model is read by the sparsity scorers" in unread.stderr, unread.stderr
+    both = run(*base, "--sparse-model", "sparse-default", "--scorer", "hoyer", "--alpha", "2", "--tune-alpha",
+               "interval", check=False)
+    assert both.returncode != 0 and "--alpha gives one: keep one of them" in both.stderr, both.stderr
     # Settings of the sparsity term under the default cosine scorer, refused before the index opens.
     for flag, value in [("--alpha", "2"), ("--sparsity-scale", "0.3"), ("--stance", "support")]:
         ignored = run("search", "--index", "unused", "--query", "x", flag, value, check=False)

@@ -225,8 +225,8 @@ TEST(Retriever, SettingsOfTheSparsityTermAreRefusedByScorersWithoutOne) {
   cosine.stance = Stance::kFromQuery;
   cosine.sparsity.identical_guard = false;
   EXPECT_EQ(refusal(cosine),
-            "the identical guard belongs to the sparsity term and scorer 'cosine' has no sparsity term: choose hoyer, "
-            "l2l1 or kappa4, or leave it out");
+            "turning the identical guard off changes the sparsity term only, and scorer 'cosine' has no sparsity "
+            "term: choose hoyer, l2l1 or kappa4, or keep the guard");
   cosine.sparsity.identical_guard = true;
   EXPECT_EQ(refusal(cosine), "searched");
   // alpha 0 and scale 0 (no term, no gate) are what cosine does: a sweep may start there.
@@ -250,21 +250,23 @@ TEST(Retriever, FusionSettingsAreRefusedWhereNoHybridStage1ReadsThem) {
   dense.k = 1;
   dense.fusion_lambda = 0.3f;
   EXPECT_EQ(refusal(dense), "fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and stage1 'dense' fuses "
-                            "nothing: choose stage1 hybrid");
+                            "nothing: choose stage1 hybrid, or leave fusion_lambda out");
   dense.fusion_lambda = SearchOptions{}.fusion_lambda;
   dense.fusion = Fusion::kReciprocalRank;
   EXPECT_EQ(refusal(dense), "fusion 'rrf' fuses the hybrid stage 1, and stage1 'dense' fuses nothing: choose stage1 "
-                            "hybrid");
+                            "hybrid, or leave fusion out");
   SearchOptions rrf = dense;
   rrf.stage1 = Stage1::kHybrid;
   rrf.fusion_lambda = 0.3f;
-  EXPECT_EQ(refusal(rrf), "fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and this one is fused by rrf");
+  EXPECT_EQ(refusal(rrf), "fusion_lambda weighs BM25 in a hybrid stage 1 fused by rsf, and this one is fused by rrf: "
+                          "choose fusion rsf, or leave fusion_lambda out");
   rrf.fusion_lambda = SearchOptions{}.fusion_lambda;
   rrf.rrf_k = 10;
   EXPECT_EQ(refusal(rrf), "searched");
   SearchOptions rsf = rrf;
   rsf.fusion = Fusion::kRelativeScore;
-  EXPECT_EQ(refusal(rsf), "rrf_k ranks a hybrid stage 1 fused by rrf, and this one is fused by rsf");
+  EXPECT_EQ(refusal(rsf), "rrf_k ranks a hybrid stage 1 fused by rrf, and this one is fused by rsf: choose fusion "
+                          "rrf, or leave rrf_k out");
   rsf.rrf_k = SearchOptions{}.rrf_k;
   rsf.fusion_lambda = 0.3f;
   EXPECT_EQ(refusal(rsf), "searched");
