@@ -309,7 +309,7 @@ retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t
   options.sparsity.identical_guard = guard;
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
   options.stance = retrieval::parse_stance(stance);
-  retrieval::validate_weights(options);  // alpha, lambda, scale; settings the scorer has no use for
+  retrieval::validate_settings(options);  // alpha, lambda, scale; settings the scorer has no use for
   if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
   if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
   options.dense_params.ef_search = ef_search;
@@ -377,7 +377,7 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   if (alpha) options.alpha = float(*alpha);
   options.sparsity.identical_guard = guard;
   if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
-  retrieval::validate_weights(options);
+  retrieval::validate_settings(options);
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
   if (!texts.is_none()) rows.texts = text_list(texts, "texts");
@@ -880,7 +880,7 @@ from this default-constructed struct (candidates None in Index.search means max(
                     [](SearchOptions& o, int value) { o.dense_params.ef_search = value; })
       .def_property("nprobe", [](const SearchOptions& o) { return o.dense_params.nprobe; },
                     [](SearchOptions& o, int value) { o.dense_params.nprobe = value; })
-      .def("validate", &retrieval::validate_weights,
+      .def("validate", &retrieval::validate_settings,
            "ValueError for weights no search can use, and for settings it would not use: alpha, sparsity_scale, "
            "stance or guard=False with a scorer that has no sparsity term, fusion / fusion_lambda / rrf_k moved "
            "from their defaults where no hybrid stage 1 reads them; a face building its own options calls it "

@@ -48,7 +48,7 @@ void validate(const BeirRunOptions& options) {
   if (options.metrics.empty()) throw InvalidArgument("--metrics: give at least one metric, e.g. ndcg@10");
   for (const auto& m : options.metrics) eval::parse_metric(m);
   const auto& search = options.search;
-  retrieval::validate_weights(search);
+  retrieval::validate_settings(search);
   if (search.scorer == retrieval::Scorer::kSparsity && options.sparse_model.empty()) {
     throw InvalidArgument("scorer " + scoring::to_string(search.sparsity.function) +
                           " needs a sparse-aware encoder: give --sparse-model (e.g. " + kDefaultSparseModel + ")");

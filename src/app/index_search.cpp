@@ -47,7 +47,7 @@ std::string recorded_model(const std::string& identity, const std::string& role,
 
 IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries) {
   if (queries.empty()) throw InvalidArgument("no queries to search");
-  retrieval::validate_weights(options.search);  // before the index and models load
+  retrieval::validate_settings(options.search);  // before the index and models load
   if (options.search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
     throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
   }

@@ -95,7 +95,7 @@ void validate(const StanceRunOptions& options) {
   }
   if (!path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
   if (options.search.candidates == 0) throw InvalidArgument("--candidates must be >= 1");
-  retrieval::validate_weights(options.search);
+  retrieval::validate_settings(options.search);
   const bool sparsity = options.search.scorer == retrieval::Scorer::kSparsity;
   if (options.search.scorer != retrieval::Scorer::kCosine && !sparsity) {
     throw InvalidArgument("the stance stage scores by cosine or cosine +/- alpha * sparsity; scorer '" +

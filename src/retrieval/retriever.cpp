@@ -240,7 +240,7 @@ std::vector<std::vector<Hit>> Retriever::search(const std::vector<std::string>& 
   return search_encoded(encode_queries(queries, options, prefix_override), options);
 }
 
-void validate_weights(const SearchOptions& options) {
+void validate_settings(const SearchOptions& options) {
   choose_alpha(options.alpha, nullptr);  // a given alpha's range
   if (!(options.fusion_lambda >= 0) || !std::isfinite(options.fusion_lambda)) {
     throw InvalidArgument("fusion_lambda must be finite and >= 0 (the weight of BM25 beside the dense score)");
@@ -290,7 +290,7 @@ void Retriever::validate(const EncodedQueries& queries, const SearchOptions& opt
     throw InvalidArgument("candidates (K = " + std::to_string(options.candidates) +
                           ") must be >= k (" + std::to_string(options.k) + ")");
   }
-  validate_weights(options);
+  validate_settings(options);
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   if (options.stage1 != Stage1::kBm25) {
     require_width(queries.dense, index_->options().dim, "query embeddings");
@@ -585,7 +585,7 @@ ScaleChoice Retriever::scale_for(const SearchOptions& options) const {
 std::vector<Hit> rerank(const CandidateRows& candidates, const float* sparse_query, const SearchOptions& options,
                         const Encoder* sparse_encoder, const std::vector<std::string>& exclude, Stance stance) {
   if (options.k == 0) throw InvalidArgument("k must be >= 1");
-  validate_weights(options);
+  validate_settings(options);
   if (options.scorer != Scorer::kCosine && options.scorer != Scorer::kSparsity) {
     throw InvalidArgument("rerank scores candidates found elsewhere by cosine or cosine + alpha * sparsity; scorer '" +
                           to_string(options.scorer) + "' needs the index's token rows");

@@ -222,14 +222,13 @@ class Retriever {
 // check when it opens an index with encoders.
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder);
 
-// InvalidArgument for a weight no search can use: a non-finite alpha, a negative or non-finite
-// fusion_lambda, a sparsity scale out of range; and settings that would change nothing: a non-zero
-// alpha or sparsity scale, a stance other than kFromQuery or the identical guard turned off with a
-// scorer without a sparsity term,
-// a fusion, fusion_lambda or rrf_k moved from its default where no hybrid stage 1 (or no fusion
-// of that kind) reads it. Every search
-// checks them; faces call it to refuse them before any model loads.
-void validate_weights(const SearchOptions& options);
+// InvalidArgument for a weight no search can use (a non-finite alpha, a negative or non-finite
+// fusion_lambda, a sparsity scale out of range) and for settings that would change nothing: a
+// non-zero alpha or sparsity scale, a stance other than kFromQuery or the identical guard turned
+// off with a scorer without a sparsity term; a fusion, fusion_lambda or rrf_k moved from its
+// default where no hybrid stage 1 (or no fusion of that kind) reads it. Every search checks them;
+// faces call it to refuse them before any model loads.
+void validate_settings(const SearchOptions& options);
 
 // Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given; with `tokens`,
 // its token embeddings for the token scorers): widths and the encoders' identities set,
