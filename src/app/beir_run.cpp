@@ -62,15 +62,7 @@ void validate(const BeirRunOptions& options) {
   if (options.tune_alpha && search.alpha) {
     throw InvalidArgument("--tune-alpha chooses alpha on the qrels, and --alpha gives one: keep one of them");
   }
-  // Models the scorer would not read: loaded (and the corpus encoded by them) for nothing.
-  if (!options.sparse_model.empty() && search.scorer != retrieval::Scorer::kSparsity) {
-    throw InvalidArgument("--sparse-model is read by the sparsity scorers (hoyer, l2l1, kappa4); scorer " +
-                          retrieval::to_string(search.scorer) + " would not use it");
-  }
-  if (!options.verifier.empty() && search.scorer != retrieval::Scorer::kVerifier) {
-    throw InvalidArgument("--verifier is read by --scorer verifier only; scorer " + retrieval::to_string(search.scorer) +
-                          " would not use it");
-  }
+  require_models_read_by(search.scorer, !options.sparse_model.empty(), !options.verifier.empty());
   // run builds a flat index unless --index-cache already holds one (`index build --kind ...`): the
   // parameters of the approximate kinds can only apply to such a cache, checked once it loads.
   const index::SearchParams& dense = search.dense_params;

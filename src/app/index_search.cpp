@@ -51,14 +51,7 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   if (options.search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
     throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
   }
-  if (!options.verifier.empty() && options.search.scorer != retrieval::Scorer::kVerifier) {
-    throw InvalidArgument("--verifier is read by --scorer verifier only; scorer " +
-                          retrieval::to_string(options.search.scorer) + " would not use it");
-  }
-  if (options.sparse_model && options.search.scorer != retrieval::Scorer::kSparsity) {
-    throw InvalidArgument("--sparse-model is read by the sparsity scorers (hoyer, l2l1, kappa4); scorer " +
-                          retrieval::to_string(options.search.scorer) + " would not use it");
-  }
+  require_models_read_by(options.search.scorer, options.sparse_model.has_value(), !options.verifier.empty());
   auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(options.index));
   loaded->check_params(options.search.dense_params);  // before the models load
   const auto& recorded = loaded->options();
