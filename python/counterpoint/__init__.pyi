@@ -169,7 +169,8 @@ class Index:
     def add_embeddings(self, ids: Sequence[str], embeddings: ArrayLike, sparse_embeddings: Optional[ArrayLike] = ...,
                        texts: Optional[Sequence[str]] = ...) -> None: ...
     def explain(self, query: str, hit_id: str, *, top_tokens: int = ..., top_coordinates: int = ...,
-                stance: str = ...) -> Dict[str, Any]: ...
+                stance: str = ..., prefix: Optional[str] = ...,
+                sparsity_scale: Optional[float] = ...) -> Dict[str, Any]: ...
     def search(self, queries: Union[Sequence[str], ArrayLike], k: int = ..., *, candidates: Optional[int] = ..., scorer: str = ...,
                alpha: Optional[float] = ..., stage1: str = ..., fusion: str = ..., fusion_lambda: float = ...,
                guard: bool = ..., prefix: Optional[str] = ...,

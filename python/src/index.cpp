@@ -789,16 +789,23 @@ Raises:
       .def(
           "explain",
           [](const PyIndex& self, py::handle query_text, py::handle hit, py::ssize_t top_tokens,
-             py::ssize_t top_coordinates, const std::string& stance_name) {
+             py::ssize_t top_coordinates, const std::string& stance_name, py::object prefix_object,
+             std::optional<double> sparsity_scale) {
             require_index_encoder(self, "Index.explain");
             const std::string query = str_argument(query_text, "query"), hit_id = str_argument(hit, "hit_id");
             const retrieval::Stance stance = retrieval::parse_stance(stance_name);
+            const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
+            scoring::SparsityOptions measure;
+            if (sparsity_scale) measure.scale = float(*sparsity_scale);
+            retrieval::choose_sparsity_scale(measure.scale, nullptr);  // a given scale's range
+            const std::size_t tokens_wanted = positive(top_tokens, "top_tokens");
+            const std::size_t coordinates_wanted = positive(top_coordinates, "top_coordinates");
             retrieval::Explanation e;
             {
               py::gil_scoped_release release;
               retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
-              e = retrieval::explain(retriever, query, hit_id, positive(top_tokens, "top_tokens"),
-                                     positive(top_coordinates, "top_coordinates"), {}, stance);
+              e = retrieval::explain(retriever, query, hit_id, tokens_wanted, coordinates_wanted, measure, stance,
+                                     prefix ? &*prefix : nullptr);
             }
             const auto tokens = [](const std::vector<retrieval::TokenAlignment>& list) {
               py::list out;
@@ -834,6 +841,7 @@ Raises:
           },
           py::arg("query"), py::arg("hit_id"), py::kw_only(), py::arg("top_tokens") = 5,
           py::arg("top_coordinates") = 5, py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
+          py::arg("prefix") = py::none(), py::arg("sparsity_scale") = py::none(),
           R"(Why passage `hit_id` scores as it does against `query`.
 
 Returns a dict: id, text, cosine, sparsity (Hoyer of Es(q) - Es(p); 0 without Es),
@@ -842,10 +850,12 @@ worst aligned first: the words one side has and the other lacks, such as a negat
 piece, position, best_cosine, best_match), coordinates (the Es(q) - Es(p) coordinates with the
 largest share of its squared norm: coordinate, difference, share), coordinates_share (their
 shares summed) and summary (the lines `counterpoint search --explain` prints). Pass the search's
-`stance` so that Es(q) is of the claim the search read (see Index.search).
+`stance`, `prefix` and `sparsity_scale` so that the query is encoded and Es(q) - Es(p) measured as
+the search did them (see Index.search): its cosine and sparsity are then the hit's.
 
 Raises:
-    ValueError for an id the index lacks, top_tokens / top_coordinates < 1 or an unknown stance.)")
+    ValueError for an id the index lacks, top_tokens / top_coordinates < 1, an unknown stance or a
+    sparsity_scale below 0.)")
       .def("__repr__", [](const PyIndex& self) {
         return "Index(documents=" + std::to_string(self.documents->size()) + ", kind='" +
                self.documents->options().kind + "', dim=" + std::to_string(self.documents->options().dim) +

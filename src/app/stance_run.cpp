@@ -124,6 +124,28 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
   const auto& templates = options.templates == StanceTemplates::kHeldOut ? training::held_out_stance_templates()
                                                                          : training::training_stance_templates();
 
+  // P@R reads the top R, R = the query's positives: every query is searched to the deepest R (at
+  // least 10, for nDCG@10). Stage 1 must fetch that many, or P@R would score the ranks it never
+  // fetched as misses; the check comes before any model loads.
+  retrieval::SearchOptions search = options.search;
+  search.candidates = std::min(search.candidates, dataset.corpus.size());
+  std::size_t depth = 10;
+  std::string deepest;
+  for (const auto& q : queries) {
+    std::size_t r = 0;
+    for (const auto& [doc, label] : document_labels) {
+      r += eval::classify(query_labels.at(q.id), label) == eval::DocumentClass::kPositive;
+    }
+    if (r > depth) depth = r, deepest = q.id;
+  }
+  search.k = std::min(depth, dataset.corpus.size());
+  if (search.candidates < search.k) {
+    const std::string reader = deepest.empty() ? "nDCG@10 reads" : "P@R reads for query " + deepest + " (its positives)";
+    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
+                          std::to_string(search.k) + " hits " + reader + "; raise --candidates to " +
+                          std::to_string(search.k) + " or more");
+  }
+
   StanceRunReport report;
   auto encoder = load_model(options.model, options.threads);
   std::shared_ptr<Encoder> sparse;
@@ -131,18 +153,6 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
   auto idx = cached_corpus_index(options.index_cache, dataset.corpus, *encoder, sparse.get(), progress,
                                  options.feature_cache);
   retrieval::Retriever retriever(idx, encoder, sparse);
-  retrieval::SearchOptions search = options.search;
-  search.candidates = std::min(search.candidates, idx->size());
-  // P@R reads the top R, R = the query's positives: the deepest R (at least 10, for nDCG@10).
-  std::size_t depth = 10;
-  for (const auto& q : queries) {
-    std::size_t r = 0;
-    for (const auto& [doc, label] : document_labels) {
-      r += eval::classify(query_labels.at(q.id), label) == eval::DocumentClass::kPositive;
-    }
-    depth = std::max(depth, r);
-  }
-  search.k = std::min(depth, search.candidates);
   report.queries = queries.size();
   report.encoder = encoder->manifest().name;
   report.scoring = retrieval::describe_scoring(search, retriever.alpha_for(search), retriever.scale_for(search));

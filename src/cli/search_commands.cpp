@@ -137,7 +137,8 @@ void add_search_commands(CLI::App& app) {
       print_hits(queries[i], r.hits[i], r.retriever->index(), signed_by_stance ? &r.stances[i] : nullptr);
       if (!a->explain || r.hits[i].empty()) continue;
       std::cout << retrieval::describe(retrieval::explain(*r.retriever, queries[i].text, r.hits[i][0].id, 5, 5,
-                                                          o.search.sparsity, o.search.stance));
+                                                          o.search.sparsity, o.search.stance,
+                                                          o.prefix ? &*o.prefix : nullptr));
     }
   });
 

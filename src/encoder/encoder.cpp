@@ -19,8 +19,6 @@
 
 namespace counterpoint {
 
-namespace {
-
 const std::string& prefix_for(const ModelManifest& manifest, const EncodeOptions& options) {
   static const std::string kEmpty;
   if (options.prefix_override) return *options.prefix_override;
@@ -31,6 +29,8 @@ const std::string& prefix_for(const ModelManifest& manifest, const EncodeOptions
   }
   return kEmpty;
 }
+
+namespace {
 
 // Order in which to visit texts so that each batch holds texts of similar length: padding
 // then costs little. Length is measured in bytes, a cheap proxy for tokens.

@@ -18,11 +18,11 @@ bool is_special(const std::string& piece) {
                                (piece.front() == '<' && piece.back() == '>'));
 }
 
-// The pieces the network saw for `text` in `role`: the prefix, then the text, cut to max_length.
-std::vector<std::string> pieces_of(const Encoder& encoder, const std::string& text, TextRole role) {
+// The pieces the network saw for `text` encoded with `options`: its prefix, then the text, cut
+// to max_length.
+std::vector<std::string> pieces_of(const Encoder& encoder, const std::string& text, const EncodeOptions& options) {
   const ModelManifest& m = encoder.manifest();
-  const std::string& prefix = role == TextRole::kQuery ? m.query_prefix : m.document_prefix;
-  return encoder.tokenize(prefix + text, m.max_length).pieces;
+  return encoder.tokenize(prefix_for(m, options) + text, m.max_length).pieces;
 }
 
 // For each row of `map` (a token of one side), its best column (a token of the other side);
@@ -51,7 +51,7 @@ std::vector<TokenAlignment> worst_aligned(const Matrix& map, const std::vector<s
 
 Explanation explain(const Retriever& retriever, const std::string& query, const std::string& passage_id,
                     std::size_t top_tokens, std::size_t top_coordinates, const scoring::SparsityOptions& sparsity,
-                    Stance stance) {
+                    Stance stance, const std::string* prefix_override) {
   const Encoder* encoder = retriever.encoder();
   if (!encoder) throw InvalidArgument("explain: the retriever has no encoder");
   if (top_tokens == 0) throw InvalidArgument("explain: top_tokens must be >= 1");
@@ -64,6 +64,7 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
 
   EncodeOptions as_query, as_document;
   as_query.role = TextRole::kQuery;
+  as_query.prefix_override = prefix_override;
   as_document.role = TextRole::kDocument;
   const Encoder* sparse = retriever.sparse_encoder();
   const std::size_t d = index.options().sparse_dim;
@@ -72,14 +73,14 @@ Explanation explain(const Retriever& retriever, const std::string& query, const 
   SearchOptions encoding;
   encoding.scorer = with_es ? Scorer::kSparsity : Scorer::kCosine;
   encoding.stance = stance;
-  const EncodedQueries encoded = retriever.encode_queries({query}, encoding);
+  const EncodedQueries encoded = retriever.encode_queries({query}, encoding, prefix_override);
   const Matrix& q = encoded.dense;
   scoring::cosine_scores(q.view(), MatrixView(index.dense_row(*slot), 1, index.options().dim), &out.cosine);
 
   const Matrix query_states = encoder->encode_tokens({query}, as_query).at(0);
   const Matrix passage_states = encoder->encode_tokens({out.passage}, as_document).at(0);
-  const auto query_pieces = pieces_of(*encoder, query, TextRole::kQuery);
-  const auto passage_pieces = pieces_of(*encoder, out.passage, TextRole::kDocument);
+  const auto query_pieces = pieces_of(*encoder, query, as_query);
+  const auto passage_pieces = pieces_of(*encoder, out.passage, as_document);
   const Matrix map = scoring::token_cosine_map(query_states.view(), passage_states.view());
   Matrix transposed(map.cols(), map.rows());
   for (std::size_t r = 0; r < map.rows(); ++r)

@@ -498,6 +498,21 @@ def test_explain_names_the_tokens_that_align_worst_and_the_es_coordinates_of_the
         index.explain(query, "nope")
 
 
+def test_explain_encodes_the_query_as_a_search_with_a_prefix_and_a_sparsity_scale_did(index):
+    query, prefix, settings = "The cat did not sit on the mat.", "Find evidence: ", {"sparsity_scale": 0.5}
+    hit = [h for h in index.search([query], k=len(TEXTS), scorer="hoyer", alpha=1.0, prefix=prefix, **settings)[0]
+           if h.id == "d0"][0]
+    explained = index.explain(query, "d0", top_tokens=50, prefix=prefix, **settings)
+    assert explained["cosine"] == pytest.approx(hit.cosine, abs=1e-5)
+    assert explained["sparsity"] == pytest.approx(hit.sparsity, abs=1e-5)
+    assert "evidence" in [t["piece"] for t in explained["query_tokens"]]  # the prefix's words are in the map
+    plain = index.explain(query, "d0", top_tokens=50)
+    assert "evidence" not in [t["piece"] for t in plain["query_tokens"]]
+    assert plain["cosine"] != pytest.approx(hit.cosine, abs=1e-5)
+    with pytest.raises(ValueError, match="sparsity scale"):
+        index.explain(query, "d0", sparsity_scale=-1.0)
+
+
 def test_an_index_of_precomputed_rows_has_a_repr_and_errors_that_do_not_crash(encoder):
     import subprocess
     code = (

@@ -277,6 +277,9 @@ def test_stance_on_ibm_claim_stance_reproduces_the_zero_shot_use_lite_reference(
     bad = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--templates", "mine",
               check=False)
     assert bad.returncode == 1 and "--templates must be held-out or training" in bad.stderr
+    shallow = run("stance", "--dataset", STANCE, "--qrels", STANCE / "qrels" / "test.tsv", "--candidates", 5,
+                  check=False)  # P@R would score the ranks stage 1 never fetched as misses
+    assert shallow.returncode == 1 and "--candidates 5 is below the" in shallow.stderr, shallow.stderr
 
 
 def test_models_list_shows_every_installed_model_with_its_training():

@@ -52,6 +52,10 @@ struct EncodeOptions {
   bool normalize = true;
 };
 
+// The prefix a text encoded with `options` is given: the override when set, else the manifest's
+// prefix for the role (none for TextRole::kNone).
+const std::string& prefix_for(const ModelManifest& manifest, const EncodeOptions& options);
+
 struct EncodeReport {
   std::size_t texts = 0;
   std::size_t truncated = 0;  // inputs longer than the model's max_length, cut to it

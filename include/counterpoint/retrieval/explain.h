@@ -38,13 +38,15 @@ struct Explanation {
 };
 
 // Explains passage `passage_id` of the retriever's index for `query` (encoded with the query
-// prefix, the passage with the document prefix, from the text the index stores). Special pieces
+// prefix, or `prefix_override` when the search replaced it, as Retriever::encode_queries does; the
+// passage with the document prefix, from the text the index stores). Special pieces
 // written in brackets ([CLS], [SEP], <s>, </s>) are not ranked. InvalidArgument for an id the
 // index lacks, top_tokens 0, or a retriever without an encoder.
 // `stance` is the search's (SearchOptions::stance): Es(q) is of the claim it reads, as in the search.
 Explanation explain(const Retriever& retriever, const std::string& query, const std::string& passage_id,
                     std::size_t top_tokens = 5, std::size_t top_coordinates = 5,
-                    const scoring::SparsityOptions& sparsity = {}, Stance stance = Stance::kFromQuery);
+                    const scoring::SparsityOptions& sparsity = {}, Stance stance = Stance::kFromQuery,
+                    const std::string* prefix_override = nullptr);
 
 // Three indented lines for a reader, the form `search --explain` and the demo print:
 //   query tokens aligned worst:   not (0.41 ~ the), ...

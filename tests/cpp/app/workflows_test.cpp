@@ -119,6 +119,36 @@ TEST(StanceRun, TemplateNamesParseAndAMissingMetadataFileIsNamed) {
   EXPECT_THROW(run_stance(o), FileNotFound);
 }
 
+// P@R of a query with R positives reads its top R hits: a stage 1 fetching fewer would score the
+// ranks it never fetched as misses, so the run stops before any model loads.
+TEST(StanceRun, CandidatesBelowAQuerysPositivesAreRefusedBeforeAnyModelIsLoaded) {
+  const auto dir = std::filesystem::temp_directory_path() / "counterpoint_stance_depth";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "qrels");
+  std::ofstream corpus(dir / "corpus.jsonl"), metadata(dir / "metadata.jsonl");
+  for (int i = 0; i < 14; ++i) {
+    const std::string id = "c" + std::to_string(i), stance = i < 12 ? "pro" : "con";
+    corpus << R"({"_id": ")" << id << R"(", "title": "", "text": "claim )" << i << "\"}\n";
+    metadata << R"({"_id": ")" << id << R"(", "topic_id": "1", "stance": ")" << stance << "\"}\n";
+  }
+  corpus.close();
+  metadata.close();
+  std::ofstream(dir / "queries.jsonl") << R"({"_id": "t1-support", "text": "We should ban boxing", )"
+                                       << R"("topic_id": "1", "stance": "support"})" << "\n";
+  std::ofstream(dir / "qrels" / "test.tsv") << "query-id\tcorpus-id\tscore\nt1-support\tc0\t1\n";
+  StanceRunOptions o;
+  o.dataset = dir.string();
+  o.qrels = (dir / "qrels" / "test.tsv").string();
+  o.model = unloadable_model();
+  o.search.candidates = 8;
+  EXPECT_EQ(message_of([&] { run_stance(o); }),
+            "--candidates 8 is below the 12 hits P@R reads for query t1-support (its positives); raise --candidates "
+            "to 12 or more");
+  o.search.candidates = 12;
+  EXPECT_THROW(run_stance(o), CorruptFile);  // enough candidates: the run goes on to load E
+  std::filesystem::remove_all(dir);
+}
+
 TEST(BeirRun, AnIndexCacheOfAnotherCorpusIsRefusedNotScoredAsZero) {
   const auto cache = std::filesystem::temp_directory_path() / "counterpoint_other_corpus_index";
   std::filesystem::remove_all(cache);

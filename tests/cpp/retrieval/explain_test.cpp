@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "counterpoint/core/errors.h"
 #include "counterpoint/encoder/encoder.h"
 
@@ -51,6 +54,32 @@ TEST(Explain, RanksTokensWorstAlignedFirstAndCoordinatesByTheirShare) {
   EXPECT_NE(describe(e).find("query tokens aligned worst:"), std::string::npos);
   EXPECT_THROW(explain(retriever, query, "missing"), InvalidArgument);
   EXPECT_THROW(explain(retriever, query, "a", 0), InvalidArgument);
+}
+
+TEST(Explain, ReadsTheQueryWithThePrefixTheSearchGaveIt) {
+  std::shared_ptr<Encoder> encoder = Encoder::load(kBertTiny);
+  auto index = std::make_shared<index::DocumentIndex>(index_options_for(*encoder, encoder.get()));
+  add_documents(*index, {"the cat sleeps on the mat", "a dog barks"}, {"a", "b"}, *encoder, encoder.get());
+  Retriever retriever(index, encoder, encoder);
+  const std::string query = "the cat never sleeps on the mat", prefix = "find evidence: ";
+  SearchOptions search;
+  search.scorer = Scorer::kSparsity;
+  search.k = search.candidates = 2;
+  const auto results = retriever.search({query}, search, &prefix);
+  const auto hit = std::find_if(results[0].begin(), results[0].end(), [](const Hit& h) { return h.id == "a"; });
+  ASSERT_NE(hit, results[0].end());
+
+  const Explanation prefixed = explain(retriever, query, "a", 50, 4, {}, Stance::kFromQuery, &prefix);
+  EXPECT_NEAR(prefixed.cosine, hit->cosine, 1e-5);
+  EXPECT_NEAR(prefixed.sparsity, hit->sparsity, 1e-5);
+  const auto has_evidence = [](const Explanation& e) {
+    return std::any_of(e.query_tokens.begin(), e.query_tokens.end(),
+                       [](const TokenAlignment& t) { return t.piece == "evidence"; });
+  };
+  EXPECT_TRUE(has_evidence(prefixed));
+  const Explanation plain = explain(retriever, query, "a", 50, 4);
+  EXPECT_FALSE(has_evidence(plain));
+  EXPECT_GT(std::fabs(plain.cosine - hit->cosine), 1e-5);
 }
 
 }  // namespace
