@@ -149,6 +149,7 @@ Arguments:
         "kappa4", ...; alpha: None = the alpha Es records; sparsity_scale: the magnitude gate
         tau (Index.search's), None = the one Es records.
     k: hits per query; None = the deepest cut-off the metrics need.
+    candidates: stage-1 candidates per query; left at the default, k when k is larger.
     index_cache: a folder to reuse the corpus index from, or to save it to.
     out: a TREC run file to write.
 

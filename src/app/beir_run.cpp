@@ -42,6 +42,15 @@ std::vector<data::Query> judged_queries(const data::BeirDataset& dataset, const 
 
 }  // namespace
 
+std::size_t candidates_for(std::size_t candidates, std::size_t k, const std::string& hits) {
+  if (candidates == kEvaluationCandidates) return retrieval::default_candidates(k, candidates);
+  if (candidates < k) {
+    throw InvalidArgument("--candidates " + std::to_string(candidates) + " is below the " + std::to_string(k) + " " +
+                          hits + "; raise --candidates to " + std::to_string(k) + " or more");
+  }
+  return candidates;
+}
+
 void validate(const BeirRunOptions& options) {
   require_file(join_path(options.dataset, "corpus.jsonl"), "--dataset " + options.dataset + ": corpus.jsonl");
   require_file(options.qrels, "--qrels");
@@ -73,10 +82,7 @@ void validate(const BeirRunOptions& options) {
                           "built by `index build --kind hnsw|ivf` from this corpus");
   }
   if (options.k && *options.k == 0) throw InvalidArgument("-k must be >= 1");
-  if (options.k && search.candidates < *options.k) {
-    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
-                          std::to_string(*options.k) + " hits per query this run keeps; raise --candidates");
-  }
+  if (options.k) candidates_for(search.candidates, *options.k);
   if (!options.out.empty()) {
     require_writable_parent(options.out, "--out");
     require_safe_output(options.out, "--out",
@@ -115,10 +121,7 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   } else {
     search.k = *options.k;
   }
-  if (search.candidates < search.k) {
-    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
-                          std::to_string(search.k) + " hits per query this run keeps; raise --candidates");
-  }
+  search.candidates = candidates_for(search.candidates, search.k);
 
   BeirRunReport report;
   auto encoder = load_model(options.model, options.threads);

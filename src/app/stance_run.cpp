@@ -125,10 +125,8 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
                                                                          : training::training_stance_templates();
 
   // P@R reads the top R, R = the query's positives: every query is searched to the deepest R (at
-  // least 10, for nDCG@10). Stage 1 must fetch that many, or P@R would score the ranks it never
-  // fetched as misses; the check comes before any model loads.
+  // least 10, for nDCG@10), with candidates enough for it, settled before any model loads.
   retrieval::SearchOptions search = options.search;
-  search.candidates = std::min(search.candidates, dataset.corpus.size());
   std::size_t depth = 10;
   std::string deepest;
   for (const auto& q : queries) {
@@ -139,12 +137,9 @@ StanceRunReport run_stance(const StanceRunOptions& options, const ProgressCallba
     if (r > depth) depth = r, deepest = q.id;
   }
   search.k = std::min(depth, dataset.corpus.size());
-  if (search.candidates < search.k) {
-    const std::string reader = deepest.empty() ? "nDCG@10 reads" : "P@R reads for query " + deepest + " (its positives)";
-    throw InvalidArgument("--candidates " + std::to_string(search.candidates) + " is below the " +
-                          std::to_string(search.k) + " hits " + reader + "; raise --candidates to " +
-                          std::to_string(search.k) + " or more");
-  }
+  search.candidates = candidates_for(search.candidates, search.k,
+                                     deepest.empty() ? "hits nDCG@10 reads"
+                                                     : "hits P@R reads for query " + deepest + " (its positives)");
 
   StanceRunReport report;
   auto encoder = load_model(options.model, options.threads);

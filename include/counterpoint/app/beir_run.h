@@ -18,6 +18,7 @@
 namespace counterpoint::app {
 
 // Stage-1 candidates per query in evaluation runs: deep enough for recall@100 and alpha tuning.
+// Left at this default, they follow a run that keeps more hits (-k, or metrics such as recall@2000).
 inline constexpr std::size_t kEvaluationCandidates = 1000;
 
 struct BeirRunOptions {
@@ -55,6 +56,13 @@ struct BeirRunReport {
   std::optional<eval::AlphaResult> tuning;  // the alpha search, when tuned
   std::map<std::string, double> metrics;  // mean over the judged queries
 };
+
+// The stage-1 candidates of an evaluation run that keeps k hits per query: stage 1 must fetch them
+// all, or the metrics would score the ranks it never fetched as misses. Candidates left at
+// kEvaluationCandidates follow a deeper k, as in every search (retrieval::default_candidates); a
+// count set below k is refused (InvalidArgument naming `hits`, what reads the k hits).
+std::size_t candidates_for(std::size_t candidates, std::size_t k,
+                           const std::string& hits = "hits per query this run keeps");
 
 // Everything checkable without loading a model or reading the corpus: files exist, metric names
 // parse, the scorer has what it needs (Es, a verifier), tuning has a sparsity scorer, -k covers

@@ -72,6 +72,20 @@ TEST(BeirRun, TuningWithoutASparsityScorerAndTooFewCandidatesFailFirst) {
   EXPECT_NE(message_of([&] { run_beir(o); }).find("--candidates 20"), std::string::npos);
 }
 
+// Stage 1 fetches every hit a run keeps: candidates left at their default follow a deeper k (given,
+// or the depth the metrics need), as in every search; a count set below it is refused.
+TEST(BeirRun, DefaultCandidatesFollowADeeperRunAndSetOnesBelowItAreRefused) {
+  auto o = run_options();
+  o.k = 1500;
+  EXPECT_THROW(run_beir(o), CorruptFile);  // past every check, to loading E
+  o = run_options();
+  o.metrics = {"recall@2000"};
+  EXPECT_THROW(run_beir(o), CorruptFile);
+  o.search.candidates = 1500;
+  EXPECT_EQ(message_of([&] { run_beir(o); }),
+            "--candidates 1500 is below the 2000 hits per query this run keeps; raise --candidates to 2000 or more");
+}
+
 TEST(BeirRun, AnOutputIntoAMissingFolderFailsFirst) {
   auto o = run_options();
   o.out = "/nonexistent-folder-of-counterpoint/run.trec";
