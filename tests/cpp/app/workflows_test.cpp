@@ -9,9 +9,11 @@
 #include "counterpoint/app/stance_run.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/retrieval/stance.h"
+#include "message_of.h"
 
 using namespace counterpoint;
 using namespace counterpoint::app;
+using counterpoint::test_support::message_of;
 
 namespace {
 
@@ -35,14 +37,6 @@ BeirRunOptions run_options() {
   return o;
 }
 
-std::string message_of(const std::function<void()>& work) {
-  try {
-    work();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "no InvalidArgument";
-}
 
 }  // namespace
 

@@ -9,9 +9,11 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/retrieval/retriever.h"
+#include "message_of.h"
 
 using namespace counterpoint;
 using namespace counterpoint::retrieval;
+using counterpoint::test_support::message_of;
 
 namespace {
 
@@ -40,14 +42,6 @@ std::shared_ptr<index::DocumentIndex> index_with_two() {
   return idx;
 }
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
 
 }  // namespace
 
@@ -55,7 +49,7 @@ TEST(AddDocuments, AnIdAlreadyInTheIndexAddsNothingFromAnyBatch) {
   auto idx = index_with_two();
   Corpus c = corpus(12, "d");
   c.ids[10] = "a";  // in the sixth batch of two
-  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 2); });
+  const auto message = message_of<Error>([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 2); });
   EXPECT_EQ(message, "add_documents: id 'a' (item 10) is already in the index");
   EXPECT_EQ(idx->size(), 2u);
 }
@@ -64,7 +58,7 @@ TEST(AddDocuments, AnIdTwiceInOneCallIsNamedAsSuchWithBothItems) {
   auto idx = index_with_two();
   Corpus c = corpus(18, "d");
   c.ids[17] = c.ids[3];
-  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
+  const auto message = message_of<Error>([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
   EXPECT_EQ(message, "add_documents: id 'd3' appears twice in this call (items 3 and 17)");
   EXPECT_EQ(idx->size(), 2u);
 }
@@ -73,7 +67,7 @@ TEST(AddDocuments, AnEmptyIdIsNamedByItsPositionInTheCall) {
   auto idx = index_with_two();
   Corpus c = corpus(18, "d");
   c.ids[17] = "";
-  const auto message = message_of([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
+  const auto message = message_of<Error>([&] { add_documents(*idx, c.texts, c.ids, *tiny(), tiny().get(), 4); });
   EXPECT_EQ(message, "add_documents: item 17 has an empty id");
   EXPECT_EQ(idx->size(), 2u);
 }

@@ -17,12 +17,14 @@
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/retrieval/retriever.h"
 #include "../index/index_test_support.h"  // rewrite_header
+#include "message_of.h"
 
 namespace counterpoint::retrieval {
 namespace {
 
 namespace fs = std::filesystem;
 using index::test_support::rewrite_header;
+using test_support::message_of;
 const std::string kBertTiny = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/bert_tiny";
 
 // Under the running test's own folder: ctest runs this binary's tests in parallel processes, and two
@@ -50,15 +52,6 @@ std::shared_ptr<Encoder> renamed_copy() {
   return Encoder::load(edited_copy("renamed-model", [](nlohmann::json& m) { m["name"] = "bert-tiny-renamed"; }));
 }
 
-template <typename Body>
-std::string invalid_argument(Body body) {
-  try {
-    body();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "(no InvalidArgument)";
-}
 
 TEST(EncoderProvenance, IdentityIsTheManifestNameTheWeightsChecksumAndTheSettingsDigest) {
   auto encoder = Encoder::load(kBertTiny);
@@ -101,7 +94,7 @@ TEST(EncoderProvenance, AManifestThatReadsTheSameWeightsAnotherWayIsAnotherModel
   for (std::size_t i = 0; i < cases.size(); ++i) {
     auto other = Encoder::load(edited_copy("settings-" + std::to_string(i), cases[i].first));
     EXPECT_NE(other->identity(), encoder->identity()) << cases[i].second;
-    const std::string error = invalid_argument([&] { Retriever(loaded, other); });
+    const std::string error = message_of([&] { Retriever(loaded, other); });
     EXPECT_THAT(error, ::testing::HasSubstr("the index " + cases[i].second)) << error;
     EXPECT_THAT(error, ::testing::HasSubstr(encoder->identity())) << error;
   }
@@ -119,7 +112,7 @@ TEST(EncoderProvenance, TheInt8WeightsAreAnotherIdentity) {
   auto int8_model = Encoder::load(dir, config);
   EXPECT_NE(int8_model->identity(), float_model->identity());
   auto index = std::make_shared<index::DocumentIndex>(index_options_for(*float_model));
-  const std::string error = invalid_argument([&] { Retriever(index, int8_model); });
+  const std::string error = message_of([&] { Retriever(index, int8_model); });
   EXPECT_THAT(error, ::testing::HasSubstr("the index was built with weights 'model.pt'; model bert-tiny-random has "
                                           "weights 'model-int8.pt'"))
       << error;
@@ -152,7 +145,7 @@ TEST(EncoderProvenance, AnIndexRecordedBeforeTheSettingsKeepsWorkingWithItsModel
   EXPECT_EQ(old->size(), 2u);
 
   auto renamed = renamed_copy();
-  EXPECT_THAT(invalid_argument([&] { Retriever(old, renamed); }),
+  EXPECT_THAT(message_of([&] { Retriever(old, renamed); }),
               ::testing::HasSubstr("the index was built with model bert-tiny-random, not bert-tiny-renamed"));
   const std::string other_weights = "bert-tiny-random@0123456789ab";
   EXPECT_THAT(encoder->identity_mismatch(other_weights, ""),

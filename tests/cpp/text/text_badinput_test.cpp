@@ -12,9 +12,11 @@
 #include "counterpoint/text/tokenizer.h"
 #include "counterpoint/text/use_unigram.h"
 #include "counterpoint/text/wordpiece.h"
+#include "message_of.h"
 #include "text_test_support.h"
 
 using namespace counterpoint;
+using counterpoint::test_support::message_of;
 using counterpoint::testing::ScratchDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -36,14 +38,6 @@ WordPieceTokenizer wordpiece() {
                             true);
 }
 
-std::string invalid_message(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "no InvalidArgument";
-}
 
 }  // namespace
 
@@ -84,9 +78,9 @@ TEST(WordPieceBadInput, MixedScriptsAndEmojiSplitIntoWords) {
 
 TEST(WordPieceBadInput, InvalidUtf8InEitherSegmentNamesItsOffset) {
   const auto t = wordpiece();
-  EXPECT_THAT(invalid_message([&] { t.encode_pair("ca\xFF", "cat", 0); }), HasSubstr("invalid UTF-8 at byte offset 2"));
-  EXPECT_THAT(invalid_message([&] { t.encode_pair("cat", "cat \xC3", 0); }), HasSubstr("invalid UTF-8 at byte offset 4"));
-  EXPECT_THAT(invalid_message([&] { t.encode(std::string("cat\0\xFE", 5), 0); }),
+  EXPECT_THAT(message_of([&] { t.encode_pair("ca\xFF", "cat", 0); }), HasSubstr("invalid UTF-8 at byte offset 2"));
+  EXPECT_THAT(message_of([&] { t.encode_pair("cat", "cat \xC3", 0); }), HasSubstr("invalid UTF-8 at byte offset 4"));
+  EXPECT_THAT(message_of([&] { t.encode(std::string("cat\0\xFE", 5), 0); }),
               HasSubstr("invalid UTF-8 at byte offset 4"));
 }
 
@@ -105,8 +99,8 @@ TEST(TokenizerBadInput, OneHundredThousandTinyStringsEncodeIndependently) {
 
 TEST(TokenizerBadInput, TokenizerFileThatIsADirectoryIsRejected) {
   ScratchDir dir("badinput_dir");
-  EXPECT_THAT(invalid_message([&] { load_tokenizer("wordpiece", dir.path()); }),
+  EXPECT_THAT(message_of([&] { load_tokenizer("wordpiece", dir.path()); }),
               HasSubstr("expected a file, found a directory: " + dir.path()));
-  EXPECT_THAT(invalid_message([&] { load_tokenizer("use-unigram", dir.path()); }),
+  EXPECT_THAT(message_of([&] { load_tokenizer("use-unigram", dir.path()); }),
               HasSubstr("expected a file, found a directory: " + dir.path()));
 }

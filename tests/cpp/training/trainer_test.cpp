@@ -18,9 +18,12 @@
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
 #include "fine_tuning.h"
+#include "message_of.h"
 
 namespace counterpoint::training {
 namespace {
+
+using test_support::message_of;
 
 const std::string kTinyModel = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/tiny-model";
 const std::string kTsvTriples = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/training/triples.tsv";
@@ -444,14 +447,9 @@ TEST(Train, RejectsInconsistentTriplesAndConfigurations) {
   EXPECT_THROW(parse_trained_weights("adapter"), InvalidArgument);
 }
 
-// The message train() refuses `config` with, "" when it trains.
+// The message train() refuses `config` with, kNothingThrown when it trains.
 std::string refusal_of(const TrainConfig& config) {
-  try {
-    train(kTinyModel, synthetic_triples(), config);
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "";
+  return message_of([&] { train(kTinyModel, synthetic_triples(), config); });
 }
 
 // `train ... --out thesis` used to write model.pt, manifest.json, ... over whatever the folder held.
