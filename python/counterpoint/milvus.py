@@ -456,6 +456,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"exported {written} documents into '{args.collection}' ({len(index)} in the index)")
         else:
             retriever = MilvusRetriever(client, args.collection, encoder=encoder, sparse_encoder=sparse)
+            _core.SearchOptions().scorer = args.scorer  # an unknown name is refused before the scoring line prints
             if args.scorer != "cosine":
                 gate = _core.choose_sparsity_scale(args.sparsity_scale, sparse)
                 print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}"

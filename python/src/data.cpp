@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "counterpoint/data/beir.h"
+#include "counterpoint/data/corpus_files.h"
 #include "counterpoint/data/run.h"
 #include "counterpoint/eval/alpha_search.h"
 #include "counterpoint/eval/metrics.h"
@@ -100,6 +101,14 @@ data::Qrels to_qrels(py::handle qrels) {
   return result;
 }
 
+// A file a data-layer reader reads from `path` (str or os.PathLike), the GIL released meanwhile.
+template <typename Read>
+auto read_without_gil(py::object path, Read read) {
+  const std::string file = py::str(py::module_::import("os").attr("fspath")(path));
+  py::gil_scoped_release release;
+  return read(file);
+}
+
 }  // namespace
 
 void register_data(py::module_& m) {
@@ -157,6 +166,19 @@ void register_data(py::module_& m) {
 
 Returns a Dataset with corpus (list of Document), queries (list of Query), splits (list of str)
 and qrels(split). Raises FileNotFoundError for a missing file, CorruptFileError for bad lines.)");
+  m.def(
+      "load_corpus", [](py::object path) { return read_without_gil(path, data::load_documents); },
+      py::arg("path"),
+      R"(Reads a corpus as `counterpoint index build --corpus` does: a BEIR folder (its corpus.jsonl), or
+a .jsonl, .csv or .tsv file (a header naming one column each for id, text and optionally title) or a
+.txt file (one document per line, its id the line number). Returns a list of Document (id, title,
+text, encoding_text). Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
+  m.def(
+      "load_queries", [](py::object path) { return read_without_gil(path, data::load_query_file); },
+      py::arg("path"),
+      R"(Reads queries as `counterpoint search --queries` does: a queries.jsonl, a .csv or .tsv with id
+and text columns, or a text file of one query per line (ids q1, q2, ...). Returns a list of Query.
+Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
   m.def(
       "load_qrels",
       [](py::object path) {

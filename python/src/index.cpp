@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "counterpoint/app/index_search.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/retrieval/corpus_cleaning.h"
 #include "counterpoint/retrieval/explain.h"
@@ -82,11 +83,20 @@ void require_encoder(const std::shared_ptr<Encoder>& encoder) {
 // Texts need the index's encoder; an index built from outside rows, or loaded without an
 // encoder, takes vectors only.
 void require_index_encoder(const PyIndex& index, const char* what) {
-  if (!index.encoder) {
+  if (index.encoder) return;
+  const auto& recorded = index.documents->options();
+  const std::string e = app::recorded_model_name(recorded.encoder_id);
+  if (e.empty() || e == "external") {
     throw py::value_error(std::string(what) + " needs the index's encoder to encode texts, and this index has none "
-                          "(built from embeddings or loaded without encoder=): use add_embeddings / query vectors, "
-                          "or load it with encoder=");
+                          "(built from embeddings made elsewhere): use add_embeddings / query vectors");
   }
+  // The index records its models: the way out names them.
+  std::string load = "Index.load(path, encoder=cp.Encoder.load('" + e + "')";
+  if (const std::string es = app::recorded_model_name(recorded.sparse_encoder_id); !es.empty()) {
+    load += ", sparse_encoder=cp.Encoder.load('" + es + "')";
+  }
+  throw py::value_error(std::string(what) + " needs the index's encoder to encode texts, and this index was loaded "
+                        "without it: " + load + "), or use add_embeddings / query vectors");
 }
 
 // Checks that the encoders produce the widths the stored rows have.
@@ -338,6 +348,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
       search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale,
                      stance);
   self.documents->check_params(options.dense_params);  // before any query is encoded
+  if (!vectors) require_index_encoder(self, "Index.search");  // before a warning about alpha
   if (verifier && options.scorer != retrieval::Scorer::kVerifier) {
     throw py::value_error("verifier= is read by scorer='verifier' only; scorer '" + retrieval::to_string(options.scorer) +
                           "' would not use it");
@@ -502,7 +513,7 @@ to_pandas() gives one row per hit (pandas optional); a notebook shows the hits a
                                return out;
                              })
       .def_property_readonly("candidates", [](const SearchResults& r) { return r.candidates; },
-                             "Stage-1 candidates per query (K) the search used.")
+                             "Stage-1 candidates per query (K) the search asked for; stage 1 finds at most the index size.")
       .def_readonly("stances", &SearchResults::stances,
                     "Per query text, the StanceReading that signed its sparsity term (empty for query vectors).")
       .def_property_readonly(
@@ -600,10 +611,11 @@ Arguments:
     k: hits per query, >= 1 (positional, as in FAISS's index.search(x, k)).
     candidates: stage-1 candidates per source (K), >= k; None = max(100, k).
     scorer: stage-2 score:
-        "cosine"     cos(E(q), E(p));
+        "cosine"     the stage-1 score: cos(E(q), E(p)) (BM25 with stage1="bm25", the fused
+                     score with "hybrid");
         "hoyer", "l2l1", "kappa4" (or "sparsity" = hoyer)
-                     cosine + alpha * sparsity(Es(q) - Es(p)) (SparseCL), needs an index built
-                     with a sparse_encoder;
+                     that + alpha * sparsity(Es(q) - Es(p)) (SparseCL), needs an index built
+                     with a sparse_encoder and a dense or hybrid stage 1 (raw BM25 is unbounded);
         "mean", "maxsim", "alignment"
                      token-map scores F0/F1/F2, need an index built with tokens=True;
         "verifier"   a learned map verifier's score (pass verifier=), needs tokens=True.
@@ -639,7 +651,8 @@ Raises:
     nprobe on a non-ivf index, an unknown scorer/stage1/fusion name, settings the search would not use (a non-zero
     alpha or sparsity_scale, a stance other than "from-query", guard=False, sparse_queries with a scorer that has
     no sparsity term; fusion, fusion_lambda moved from their defaults without stage1 "hybrid"; verifier= with
-    another scorer), a scorer the index lacks the embeddings for, or a wrongly sized exclude.
+    another scorer), a sparsity scorer over stage1 "bm25", a scorer the index lacks the embeddings for, or a
+    wrongly sized exclude.
     The GIL is released while searching.)")
       .def(
           "add",

@@ -52,7 +52,8 @@ std::size_t candidates_for(std::size_t candidates, std::size_t k, const std::str
 }
 
 void validate(const BeirRunOptions& options) {
-  require_file(join_path(options.dataset, "corpus.jsonl"), "--dataset " + options.dataset + ": corpus.jsonl");
+  if (options.dataset.empty()) throw InvalidArgument("--dataset is required");
+  data::require_beir_folder(options.dataset);
   require_file(options.qrels, "--qrels");
   if (options.metrics.empty()) throw InvalidArgument("--metrics: give at least one metric, e.g. ndcg@10");
   for (const auto& m : options.metrics) eval::parse_metric(m);

@@ -55,6 +55,11 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(options.index));
   loaded->check_params(options.search.dense_params);  // before the models load
   const auto& recorded = loaded->options();
+  if (options.search.scorer == retrieval::Scorer::kSparsity && recorded.sparse_dim == 0) {
+    throw InvalidArgument("a sparsity scorer reads the Es rows an index stores, and " + options.index +
+                          " stores none: rebuild it with `index build --sparse-model NAME` (e.g. " +
+                          kDefaultSparseModel + ")");
+  }
   std::string model = options.model.value_or("");
   if (!options.model) {
     model = recorded.encoder_id.empty() ? std::string(kDefaultDenseModel)
@@ -72,10 +77,13 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   std::vector<std::string> texts;
   for (const auto& q : queries) texts.push_back(q.text);
   auto encoded = retriever->encode_queries(texts, options.search, options.prefix ? &*options.prefix : nullptr);
-  if (options.exclude_query_ids) {
-    for (const auto& q : queries) encoded.exclude.push_back({q.id});
-  }
   IndexSearchReport report;
+  if (options.exclude_query_ids) {
+    for (const auto& q : queries) {
+      encoded.exclude.push_back({q.id});
+      if (loaded->slot_of(q.id)) report.excluded_own_ids.push_back(q.id);
+    }
+  }
   report.hits = retriever->search_encoded(encoded, options.search);
   report.alpha = retriever->alpha_for(options.search);
   report.scale = retriever->scale_for(options.search);

@@ -88,10 +88,9 @@ std::string to_string(StanceTemplates templates) {
 }
 
 void validate(const StanceRunOptions& options) {
-  for (const char* file : {"corpus.jsonl", "queries.jsonl", "metadata.jsonl"}) {
-    if (!path_exists(join_path(options.dataset, file))) {
-      throw FileNotFound("--dataset " + options.dataset + ": " + file + " not found");
-    }
+  data::require_beir_folder(options.dataset);
+  if (!path_exists(join_path(options.dataset, "metadata.jsonl"))) {
+    throw FileNotFound("--dataset " + options.dataset + ": metadata.jsonl not found");
   }
   if (!path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
   if (options.search.candidates == 0) throw InvalidArgument("--candidates must be >= 1");

@@ -99,12 +99,13 @@ void add_search_commands(CLI::App& app) {
   q_opt->excludes(f_opt);
   auto* trec_opt = search->add_option("--trec", a->trec_out, "Write a TREC run file instead of readable output");
   search->add_flag("--explain", a->explain,
-                   "Under each query's top hit, the tokens that align worst and the Es coordinates that carry the "
-                   "difference (readable output only)")
+                   "After each query's hits, why its top hit scores as it does: the tokens that align worst and the "
+                   "Es coordinates that carry the difference (readable output only)")
       ->excludes(trec_opt);
   search->add_flag("--keep-self", a->keep_self,
                    "With --queries: keep a query's own id in its results (removed by default, as in run and BEIR)");
   add_model_options(search, a->models, kDefaultDenseModel);
+  a->models.model_option->default_str("the index's own");  // search loads the models the index records
   add_search_options(search, a->search, retrieval::SearchOptions{});
   search->callback([a] {
     if (a->query.empty() && a->query_file.empty()) throw InvalidArgument("give --query TEXT or --queries FILE");
@@ -126,6 +127,11 @@ void add_search_commands(CLI::App& app) {
     const auto queries = a->query_file.empty() ? std::vector<data::Query>{{"q1", a->query, nlohmann::json::object()}}
                                                : data::load_query_file(a->query_file);
     const auto r = app::search_index(o, queries);
+    if (!r.excluded_own_ids.empty()) {
+      std::cerr << "note: " << r.excluded_own_ids.size() << " of " << queries.size()
+                << " queries have the id of a corpus passage (first: " << r.excluded_own_ids.front()
+                << "); as in BEIR, a query's own id is left out of its hits (--keep-self keeps it)\n";
+    }
     if (!a->trec_out.empty()) {
       data::write_trec_run(a->trec_out, eval::ranked_run(query_ids(queries), r.hits));
       std::cout << "wrote " << a->trec_out << " (" << r.scoring << ")\n";

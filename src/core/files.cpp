@@ -179,7 +179,17 @@ void write_file_atomic(const std::string& path, const std::string& bytes) {
   }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError("cannot create " + tmp + ": " + errno_text());
+  if (fd < 0) {
+    // The temporary file is ours, not the user's: the message names the file they asked for.
+    const bool missing = errno == ENOENT;
+    const std::string why = errno_text();
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    std::error_code error;
+    if (missing && !parent.empty() && !std::filesystem::is_directory(parent, error)) {
+      throw IoError("cannot write " + path + ": folder " + parent + " does not exist");
+    }
+    throw IoError("cannot write " + path + ": " + why);
+  }
   std::size_t written = 0;
   while (written < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);

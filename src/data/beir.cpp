@@ -150,10 +150,25 @@ std::vector<std::string> tsv_files_in(const std::filesystem::path& dir) {
 
 }  // namespace
 
-BeirDataset load_beir(const std::string& dir, bool expect_qrels) {
+void require_beir_folder(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code error;
+  if (fs::is_regular_file(dir, error)) {
+    throw InvalidArgument(dir + " is a file; a BEIR dataset is a folder of corpus.jsonl, queries.jsonl and "
+                                "qrels/<split>.tsv (a corpus file alone is read as a corpus: load_corpus, "
+                                "index build --corpus)");
+  }
   if (!fs::is_directory(dir, error)) throw FileNotFound("BEIR dataset directory not found: " + dir);
+  for (const char* file : {"corpus.jsonl", "queries.jsonl"}) {
+    if (!fs::is_regular_file(join_path(dir, file), error)) {
+      throw FileNotFound("BEIR dataset " + dir + " has no " + file);
+    }
+  }
+}
+
+BeirDataset load_beir(const std::string& dir, bool expect_qrels) {
+  namespace fs = std::filesystem;
+  require_beir_folder(dir);
   BeirDataset dataset;
   const std::string corpus = join_path(dir, "corpus.jsonl"), queries = join_path(dir, "queries.jsonl");
   dataset.corpus = load_corpus(corpus);

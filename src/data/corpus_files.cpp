@@ -48,21 +48,31 @@ struct Columns {
 // The columns a header row names, or nothing when the row is not a header: it must name an id
 // column (id, _id, doc_id, docid; for queries also qid, query_id, query-id) and text (for queries
 // also query), any case, and may name title; other names are kept as columns that are not read.
-std::optional<Columns> header_columns(const std::vector<std::string>& fields) {
-  std::optional<std::size_t> id, text, title;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const std::string name = ascii_lower(fields[i]);
+// A header naming two columns of one kind ("id,docid,text", "id,text,query") is refused: which
+// one a reader took would be a guess, and a wrong guess indexes the wrong text without a word.
+std::optional<Columns> header_columns(const TsvRow& row, const std::string& path) {
+  std::vector<std::size_t> id, text, title;
+  for (std::size_t i = 0; i < row.fields.size(); ++i) {
+    const std::string name = ascii_lower(row.fields[i]);
     if (name == "id" || name == "_id" || name == "doc_id" || name == "docid" || name == "qid" ||
         name == "query_id" || name == "query-id") {
-      id = i;
+      id.push_back(i);
     } else if (name == "text" || name == "query") {
-      text = i;
+      text.push_back(i);
     } else if (name == "title") {
-      title = i;
+      title.push_back(i);
     }
   }
-  if (!id || !text) return std::nullopt;
-  return Columns{*id, *text, title, fields.size()};
+  if (id.empty() || text.empty()) return std::nullopt;
+  for (const auto& [kind, columns] : {std::pair{"id", &id}, std::pair{"text", &text}, std::pair{"title", &title}}) {
+    if (columns->size() < 2) continue;
+    std::string names;
+    for (std::size_t i : *columns) names += (names.empty() ? "" : ", ") + row.fields[i];
+    detail::throw_line_error(path, row.line, "the header names " + std::to_string(columns->size()) + " " + kind +
+                                                 " columns (" + names + "): keep one, or rename the others");
+  }
+  return Columns{id.front(), text.front(), title.empty() ? std::nullopt : std::optional<std::size_t>(title.front()),
+                 row.fields.size()};
 }
 
 // Appends the document of one table row, ids unique.
@@ -150,7 +160,7 @@ std::vector<Document> load_tsv_documents(const std::string& path) {
   const std::vector<TsvRow> rows = read_tsv(path);
   std::vector<Document> corpus;
   std::set<std::string> seen;
-  const std::optional<Columns> header = rows.empty() ? std::nullopt : header_columns(rows.front().fields);
+  const std::optional<Columns> header = rows.empty() ? std::nullopt : header_columns(rows.front(), path);
   for (std::size_t r = header ? 1 : 0; r < rows.size(); ++r) {
     const TsvRow& row = rows[r];
     if (!header) {
@@ -177,7 +187,7 @@ std::vector<Document> load_csv_documents(const std::string& path) {
   const std::vector<TsvRow> rows = csv_records(bytes, path);
   std::vector<Document> corpus;
   if (rows.empty()) return corpus;
-  const std::optional<Columns> header = header_columns(rows.front().fields);
+  const std::optional<Columns> header = header_columns(rows.front(), path);
   if (!header) {
     detail::throw_line_error(path, rows.front().line,
                              "expected a header row naming the columns id (or _id) and text, optionally title; found \"" +

@@ -133,6 +133,11 @@ std::string resolve_model(const std::string& name_or_dir, const std::string& fal
   }
   std::sort(installed.begin(), installed.end());
   installed.erase(std::unique(installed.begin(), installed.end()), installed.end());
+  if (name_or_dir.find('/') != std::string::npos && std::filesystem::is_directory(name_or_dir)) {
+    // A path the user typed that exists: it is the folder, not the name, that is wrong.
+    throw FileNotFound(name_or_dir + " is a folder but not a model: a model folder holds manifest.json beside its "
+                       "weights (`counterpoint models list` shows the installed models)");
+  }
   throw FileNotFound("model '" + name_or_dir + "' not found as a directory nor in the models folders " + looked +
                      did_you_mean(name, installed) +
                      "; `counterpoint models install NAME` fetches a pinned model into the per-user cache");

@@ -265,6 +265,14 @@ void validate_settings(const SearchOptions& options) {
                           (hybrid ? std::string("this one is fused by rsf: choose fusion rrf, or ") : fuses) +
                           "leave rrf_k out");
   }
+  // Stage 2 adds alpha * sparsity to the stage-1 score, which alpha is tuned against: a cosine, or
+  // a fused score of min-max normalised parts. BM25 alone is unbounded (tens on a short corpus),
+  // so the term would barely move its order: a sparsity search that ranks by BM25 in all but name.
+  if (options.scorer == Scorer::kSparsity && options.stage1 == Stage1::kBm25) {
+    throw InvalidArgument("the sparsity term is added to the stage-1 score, and stage1 'bm25' scores by raw BM25 "
+                          "(unbounded, where alpha is tuned against a cosine): choose stage1 dense, or hybrid for "
+                          "BM25 beside the dense score");
+  }
   // alpha, the scale and the stance shape the sparsity term only: under another scorer they would
   // change nothing, and a user who set one expects it to (a silently cosine-only result). alpha 0
   // and scale 0 (no term, no gate) say what such a scorer does, so sweeps from alpha 0 stay valid.
@@ -292,7 +300,7 @@ void Retriever::validate(const EncodedQueries& queries, const SearchOptions& opt
   }
   validate_settings(options);
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
-  if (options.stage1 != Stage1::kBm25) {
+  if (options.stage1 != Stage1::kBm25 || queries.dense.rows() > 0) {  // BM25 hits read E(q) for their cosine
     require_width(queries.dense, index_->options().dim, "query embeddings");
     require_finite(queries.dense, "query embeddings");
   }
@@ -373,7 +381,8 @@ Retriever::Candidates Retriever::stage1(const EncodedQueries& queries, std::size
     // again; clamped as cosine_scores clamps them (two unit rows' float sum can pass 1 by a rounding).
     c.cosine = std::move(dense_scores);
     for (float& cosine : c.cosine) cosine = std::clamp(cosine, -1.0f, 1.0f);
-  } else if (n > 0 && options.stage1 != Stage1::kBm25) {
+  } else if (n > 0 && q < queries.dense.rows()) {
+    // Hybrid candidates, and BM25 ones of a query encoded by E: each hit reports its true cosine.
     std::vector<float> rows(n * dim);
     index_->gather_dense(c.slots.data(), n, rows.data());
     scoring::cosine_scores(MatrixView(queries.dense.row(q), 1, dim), MatrixView(rows.data(), n, dim),
@@ -735,7 +744,8 @@ std::string describe_scoring(const SearchOptions& options, const AlphaChoice& al
 void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, const Encoder* sparse_encoder) {
   const index::IndexOptions& options = index.options();
   if (sparse_encoder && options.sparse_dim == 0) {
-    throw InvalidArgument("a sparse encoder was given but the index stores no sparse-aware embeddings (Es)");
+    throw InvalidArgument("a sparse encoder was given but the index stores no sparse-aware embeddings (Es): build "
+                          "it with one (index build --sparse-model; Python: Index.build(..., sparse_encoder=))");
   }
   require_recorded_encoder(options.encoder_id, options.encoder_settings, encoder, "encoder");
   require_recorded_encoder(options.sparse_encoder_id, options.sparse_encoder_settings, sparse_encoder,

@@ -40,6 +40,24 @@ def test_load_beir_warns_when_the_judgements_are_not_under_qrels_and_refuses_an_
         cp.load_beir(tmp_path)
 
 
+def test_load_corpus_and_load_queries_read_every_format_the_cli_reads(tmp_path):
+    (tmp_path / "corpus.csv").write_text('id,text,title\nd1,"Water boils, at 100 C.",Water\nd2,Ice floats.,\n')
+    (tmp_path / "corpus.txt").write_text("First line.\n\nThird line.\n")
+    (tmp_path / "queries.tsv").write_text("qid\tquery\nq7\tDoes ice float?\n")
+    documents = cp.load_corpus(tmp_path / "corpus.csv")
+    assert [(d.id, d.title, d.text) for d in documents] == [("d1", "Water", "Water boils, at 100 C."),
+                                                          ("d2", "", "Ice floats.")]
+    assert [(d.id, d.text) for d in cp.load_corpus(tmp_path / "corpus.txt")] == [("1", "First line."),
+                                                                              ("3", "Third line.")]
+    assert [d.id for d in cp.load_corpus(BEIR_MINI)] == ["d1", "d2", "3"]  # a BEIR folder: its corpus.jsonl
+    assert [(q.id, q.text) for q in cp.load_queries(tmp_path / "queries.tsv")] == [("q7", "Does ice float?")]
+    (tmp_path / "both.csv").write_text("id,text,query\nd1,Water boils.,what boils\n")
+    with pytest.raises(cp.CorruptFileError, match=r"both.csv:1: the header names 2 text columns \(text, query\)"):
+        cp.load_corpus(tmp_path / "both.csv")
+    with pytest.raises(ValueError, match="corpus.csv is a file; a BEIR dataset is a folder"):
+        cp.load_beir(tmp_path / "corpus.csv")
+
+
 def test_load_qrels_and_missing_files(tmp_path):
     assert cp.load_qrels(BEIR_MINI / "qrels" / "train.tsv") == {"q2": {"d2": 1}}
     with pytest.raises(FileNotFoundError):

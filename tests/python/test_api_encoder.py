@@ -78,6 +78,10 @@ def test_bad_arguments_raise_clear_errors(encoder):
 def test_missing_model_directory_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         cp.Encoder.load(str(tmp_path / "absent"))
+    (tmp_path / "corpus").mkdir()  # a folder that exists but holds no model: the folder is what is wrong
+    with pytest.raises(FileNotFoundError, match=r"corpus is a folder but not a model: a model folder holds "
+                                                r"manifest.json beside its weights"):
+        cp.Encoder.load(str(tmp_path / "corpus"))
 
 
 def test_a_tampered_model_file_raises_corrupt_file_error(tmp_path):

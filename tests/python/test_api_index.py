@@ -3,6 +3,7 @@ trip, and the errors bad arguments and damaged files raise."""
 import os
 import pathlib
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -91,7 +92,11 @@ def test_token_scorers_score_the_token_cosine_map(index, encoder):
 
 def test_bm25_and_hybrid_stage1(index):
     hits = index.search(["mailman bark"], k=2, stage1="bm25")[0]
-    assert hits[0].id == "d1" and hits[0].bm25 > 0
+    assert hits[0].id == "d1" and hits[0].bm25 > 0 and hits[0].score == hits[0].bm25
+    dense = {h.id: h.cosine for h in index.search(["mailman bark"], k=len(TEXTS))[0]}
+    assert hits[0].cosine == pytest.approx(dense["d1"], abs=1e-6)  # its cosine, though BM25 found it
+    with pytest.raises(ValueError, match="stage1 'bm25' scores by raw BM25"):
+        index.search(["mailman bark"], k=2, stage1="bm25", scorer="hoyer", alpha=1.0)
     hybrid = index.search(["mailman bark"], k=2, stage1="hybrid", fusion="rrf")[0]
     assert hybrid[0].id == "d1"
 
@@ -164,6 +169,16 @@ def test_save_and_load_round_trip(index, encoder, tmp_path):
         before = index.search(TEXTS[:2], k=4, scorer=scorer)
         after = loaded.search(TEXTS[:2], k=4, scorer=scorer)
         assert [[(h.id, h.score) for h in q] for q in before] == [[(h.id, h.score) for h in q] for q in after]
+    # Loaded without its encoders, the index says which to load, before any warning about alpha.
+    bare = cp.Index.load(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError) as refused:
+            bare.search(TEXTS[:1], k=2, scorer="hoyer")
+    assert str(refused.value) == (
+        "Index.search needs the index's encoder to encode texts, and this index was loaded without it: "
+        f"Index.load(path, encoder=cp.Encoder.load('{encoder.name}'), sparse_encoder=cp.Encoder.load('{encoder.name}'))"
+        ", or use add_embeddings / query vectors")
 
 
 def test_load_errors(index, encoder, tmp_path):

@@ -483,11 +483,14 @@ def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_
     built = run("index", "build", "--corpus", corpus, "--out", index, "--model", TINY_MODEL, "--threads", 1)
     assert "indexed 3 documents" in built.stdout  # the header row is not a document
     trec = tmp_path / "run.trec"
-    run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3)
+    searched = run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3)
     assert sorted(line.split()[2] for line in trec.read_text().splitlines()) == ["b", "c"]
-    run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3,
-        "--keep-self")
-    assert trec.read_text().splitlines()[0].split()[2] == "a"
+    # Files that merely number their rows alike lose a passage per query: the user is told.
+    assert ("note: 1 of 1 queries have the id of a corpus passage (first: a); as in BEIR, a query's own id is left "
+            "out of its hits (--keep-self keeps it)") in searched.stderr
+    kept = run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3,
+               "--keep-self")
+    assert trec.read_text().splitlines()[0].split()[2] == "a" and "note:" not in kept.stderr
 
 
 def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_over_a_corpus(tmp_path):
@@ -521,6 +524,9 @@ def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_ov
     refused = run(*args[:6], tmp_path / "refused", *args[7:], "--sparsity-scale", "-1", check=False)
     assert refused.returncode != 0 and "sparsity scale (tau) must be finite and >= 0" in refused.stderr
     assert not (tmp_path / "refused").exists()
+    (tmp_path / "empty.txt").write_text("")
+    no_texts = run("clean", "--trusted", tmp_path / "empty.txt", *args[3:6], tmp_path / "none", *args[7:], check=False)
+    assert no_texts.returncode == 1 and "--trusted" in no_texts.stderr and "holds no texts" in no_texts.stderr
 
 
 def test_invert_writes_one_json_line_per_text_with_the_edit_it_made(tmp_path):

@@ -200,6 +200,9 @@ def test_the_module_entry_point_exports_a_saved_index_and_searches_it(tmp_path, 
     refused = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", *common[:3], "elsewhere",
                               *common[4:], "x"], capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "Milvus has no collection 'elsewhere'" in refused.stderr
+    typo = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", *common, "--scorer", "hoyre", "x"],
+                          capture_output=True, text=True, timeout=300)
+    assert typo.returncode == 2 and typo.stdout == "" and "unknown scorer 'hoyre'" in typo.stderr, typo
 
 
 def test_the_module_entry_point_runs_from_any_directory_and_answers_a_missing_model_without_a_traceback(tmp_path):

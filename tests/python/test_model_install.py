@@ -131,7 +131,7 @@ def test_model_arguments_take_a_path_object(tmp_path):
     # The dataset is checked first: reaching that check means the Path models were accepted.
     for run in (lambda: cp.run_beir(tmp_path, tmp_path / "q.tsv", model=BERT_TINY, sparse_model=BERT_TINY),
                 lambda: cp.run_stance(tmp_path, tmp_path / "q.tsv", model=BERT_TINY)):
-        with pytest.raises(FileNotFoundError, match="corpus.jsonl not found"):
+        with pytest.raises(FileNotFoundError, match="has no corpus.jsonl"):
             run()
 
 

@@ -30,6 +30,10 @@ struct IndexSearchReport {
   retrieval::ScaleChoice scale;
   std::string scoring;  // retrieval::describe_scoring
   std::vector<retrieval::StanceReading> stances;  // per query: the stance stage 2 signed the sparsity term by
+  // With exclude_query_ids: the queries whose id is also a corpus id, that passage left out of
+  // their hits (BEIR's convention, right for ArguAna; a surprise when two files merely number
+  // their rows alike, so every face says so).
+  std::vector<std::string> excluded_own_ids;
 };
 
 // The installed model name an index's recorded identity ("name@checksum") refers to.

@@ -52,6 +52,11 @@ struct BeirDataset {
   std::vector<std::string> splits;  // names of qrels/*.tsv without extension, sorted
 };
 
+// That `dir` is a BEIR folder holding corpus.jsonl and queries.jsonl, checked without reading them:
+// InvalidArgument for a file (a corpus file alone is no data set), FileNotFound for a missing
+// folder or file. load_beir checks it first; so do the commands that take --dataset.
+void require_beir_folder(const std::string& dir);
+
 // Loads <dir>/corpus.jsonl and <dir>/queries.jsonl and lists the qrels splits present. A corpus
 // or queries file without records is InvalidArgument. No split is fine unless `expect_qrels`: then
 // a warning on stderr says where BEIR keeps judgements (qrels/<split>.tsv) and names any .tsv

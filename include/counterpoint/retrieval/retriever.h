@@ -81,7 +81,7 @@ struct Hit {
   std::string id;
   index::Slot slot = -1;
   float score = 0.0f;     // the final score the hits are sorted by
-  float cosine = 0.0f;    // cos(E(q), E(p))
+  float cosine = 0.0f;    // cos(E(q), E(p)); 0 for BM25 candidates of a query searched without E(q)
   float sparsity = 0.0f;  // sparsity(Es(q) - Es(p)); 0 unless the scorer uses it
   float bm25 = 0.0f;      // BM25 score; 0 unless BM25 took part
   float stage1 = 0.0f;    // the score stage 1 ranked by (cosine, BM25 or fused)

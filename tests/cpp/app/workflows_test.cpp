@@ -80,6 +80,15 @@ TEST(BeirRun, DefaultCandidatesFollowADeeperRunAndSetOnesBelowItAreRefused) {
             "--candidates 1500 is below the 2000 hits per query this run keeps; raise --candidates to 2000 or more");
 }
 
+// `run --dataset corpus/corpus.jsonl` used to report corpus/corpus.jsonl/corpus.jsonl missing.
+TEST(BeirRun, ACorpusFileGivenAsTheDatasetIsNamedAsAFile) {
+  auto o = run_options();
+  o.dataset = kData + "/corpus.jsonl";
+  EXPECT_EQ(message_of([&] { run_beir(o); }),
+            o.dataset + " is a file; a BEIR dataset is a folder of corpus.jsonl, queries.jsonl and qrels/<split>.tsv (a "
+                        "corpus file alone is read as a corpus: load_corpus, index build --corpus)");
+}
+
 TEST(BeirRun, AnOutputIntoAMissingFolderFailsFirst) {
   auto o = run_options();
   o.out = "/nonexistent-folder-of-counterpoint/run.trec";

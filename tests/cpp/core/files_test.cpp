@@ -89,4 +89,16 @@ TEST_F(OutputRule, ADeviceAFifoOrAFolderIsNeverReplacedByAFile) {
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
+// The temporary file beside the target is the writer's own: a failure names the file asked for.
+TEST_F(OutputRule, AFileIntoAMissingFolderNamesTheFolderNotTheTemporaryFile) {
+  const std::string target = path("no-such-folder") + "/run.trec";
+  try {
+    write_file_atomic(target, "x");
+    FAIL() << "wrote into a missing folder";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + target + ": folder " + path("no-such-folder") +
+                                         " does not exist");
+  }
+}
+
 }  // namespace

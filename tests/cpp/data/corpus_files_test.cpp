@@ -110,6 +110,18 @@ TEST(CorpusFormats, CsvErrorsNameTheLineAndTheFormats) {
   EXPECT_EQ(corrupt_message([&] { load_documents(dup); }), dup + ":3: duplicate id \"d1\"" + formats);
 }
 
+// "id,text,query" used to index the query column (the last text-like name won) and "id,docid,text"
+// the docid one: a header naming two columns of one kind is refused, the columns named.
+TEST(CorpusFormats, AHeaderNamingTwoColumnsOfOneKindIsRefused) {
+  const std::string formats = std::string(" (a corpus is ") + kCorpusFormats + ")";
+  const std::string texts = scratch_file("texts.csv", "id,text,query\nd1,Water boils.,what boils\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(texts); }),
+            texts + ":1: the header names 2 text columns (text, query): keep one, or rename the others" + formats);
+  const std::string ids = scratch_file("ids.tsv", "id\tdocid\ttext\nq1\td9\tWater boils.\n");
+  EXPECT_EQ(corrupt_message([&] { load_documents(ids); }),
+            ids + ":1: the header names 2 id columns (id, docid): keep one, or rename the others" + formats);
+}
+
 TEST(CorpusFormats, TsvWithAHeaderReadsItsColumnsInAnyOrder) {
   const auto docs = load_documents(scratch_file("titled.tsv", "text\tTitle\tid\nFirst.\tT\tp1\nSecond.\t\tp2\n"));
   ASSERT_EQ(docs.size(), 2u);

@@ -155,13 +155,41 @@ TEST(Retriever, HybridFusionCountsDocumentsFoundByOneListOnly) {
   EXPECT_NEAR(hits[0][0].score, hits[0][0].stage1, 1e-6);
 }
 
+// BM25 ranks BM25's candidates by BM25, and each hit still reports its cosine when the query was
+// encoded. A sparsity term on top of raw BM25 (unbounded, where alpha is tuned against a cosine)
+// would barely move its order, so that search is refused rather than run in name only.
+TEST(Retriever, Bm25HitsReportTheirCosineAndTakeNoSparsityTerm) {
+  auto f = make_fixture();
+  f.queries.texts = {"cats sleep"};
+  Retriever retriever(f.index, nullptr);
+  SearchOptions options;
+  options.k = options.candidates = 4;
+  std::map<std::string, float> cosine;
+  const auto dense = retriever.search_encoded(f.queries, options);
+  for (const Hit& h : dense[0]) cosine[h.id] = h.cosine;
+  options.stage1 = Stage1::kBm25;
+  const auto hits = retriever.search_encoded(f.queries, options)[0];
+  ASSERT_EQ(hits.size(), 2u);  // the two passages with "cats" or "sleep"
+  for (const Hit& h : hits) {
+    EXPECT_FLOAT_EQ(h.score, h.bm25) << h.id;
+    EXPECT_FLOAT_EQ(h.cosine, cosine.at(h.id)) << h.id;
+    EXPECT_GT(h.cosine, 0.8f) << h.id;
+  }
+  options = sparsity_search(4, Stance::kAttack);
+  options.stage1 = Stage1::kBm25;
+  EXPECT_EQ(message_of([&] { retriever.search_encoded(f.queries, options); }),
+            "the sparsity term is added to the stage-1 score, and stage1 'bm25' scores by raw BM25 (unbounded, where "
+            "alpha is tuned against a cosine): choose stage1 dense, or hybrid for BM25 beside the dense score");
+}
+
 // Alpha tuning finds the candidates once and rescores them at every alpha: each rescoring is the
-// search it stands for, hit for hit and score for score, on every stage-1 source.
+// search it stands for, hit for hit and score for score, on every stage-1 source a sparsity
+// search takes.
 TEST(Retriever, RescoringFoundCandidatesIsTheSearchAtEveryAlpha) {
   auto f = make_fixture();
   f.queries.texts = {"cats sleep"};
   Retriever retriever(f.index, nullptr);
-  for (Stage1 source : {Stage1::kDense, Stage1::kBm25, Stage1::kHybrid}) {
+  for (Stage1 source : {Stage1::kDense, Stage1::kHybrid}) {
     SearchOptions options = sparsity_search(4, Stance::kAttack);
     options.candidates = 4;
     options.stage1 = source;
