@@ -21,7 +21,8 @@ def similarity(self, a, b):
     import numpy as np
 
     def rows(x):
-        if isinstance(x, str) or (isinstance(x, (list, tuple)) and x and all(isinstance(t, str) for t in x)):
+        # An empty list is no texts: (0, dim) rows, a (0, m) matrix, as sentence-transformers gives.
+        if isinstance(x, str) or (isinstance(x, (list, tuple)) and all(isinstance(t, str) for t in x)):
             x = self.encode(x)
         return np.atleast_2d(np.asarray(x))
 

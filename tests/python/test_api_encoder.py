@@ -252,6 +252,7 @@ def test_similarity_is_the_cosine_matrix_as_sentence_transformers_gives_it(encod
                                atol=1e-5)
     with pytest.raises(ValueError):
         encoder.similarity(a, b[:, :5])
+    assert encoder.similarity([], ["dogs bark"]).shape == (0, 1)  # no texts: no rows, as in model.similarity
 
 
 def test_encode_follows_sentence_transformers_conventions(encoder):
