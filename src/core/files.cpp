@@ -141,6 +141,15 @@ std::string wrong_kind(const std::string& path, OutputKind kind) {
 void require_safe_output(const std::string& path, const std::string& name, const std::vector<NamedInput>& inputs,
                          OutputKind kind) {
   const std::string output = name + " " + path;
+  if (kind == OutputKind::kFile) {
+    // A file is written beside its temporary copy, into a folder that must exist before hours of
+    // work, not after (a folder output is created with its parents).
+    const std::string parent = fs::path(path).parent_path().string();
+    std::error_code missing;
+    if (!parent.empty() && !fs::is_directory(parent, missing)) {
+      throw FileNotFound(name + ": folder " + parent + " does not exist");
+    }
+  }
   const std::string found = wrong_kind(path, kind);
   if (!found.empty()) {
     throw InvalidArgument(output + " is " + found + ", not a " + (kind == OutputKind::kFile ? "regular file" : "folder") +

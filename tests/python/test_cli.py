@@ -491,6 +491,9 @@ def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_
     kept = run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec", trec, "-k", 3,
                "--keep-self")
     assert trec.read_text().splitlines()[0].split()[2] == "a" and "note:" not in kept.stderr
+    nowhere = run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec",
+                  tmp_path / "nodir" / "run.trec", check=False)  # refused before the models load
+    assert nowhere.returncode == 2 and f"--trec: folder {tmp_path / 'nodir'} does not exist" in nowhere.stderr
 
 
 def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_over_a_corpus(tmp_path):

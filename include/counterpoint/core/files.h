@@ -42,8 +42,9 @@ enum class OutputKind { kFile, kFolder };
 //  - replace something of another kind: a file output must be a regular file if it exists (a
 //    device, FIFO or folder would be replaced by a file: as root, `--trec /dev/null` replaced
 //    /dev/null), a folder output a folder.
-// InvalidArgument naming the output and the input. Inputs with an empty path are skipped; one
-// that does not exist cannot be overwritten (its reader reports it).
+// InvalidArgument naming the output and the input. A file output's folder must exist (FileNotFound
+// "--trec: folder F does not exist"). Inputs with an empty path are skipped; one that does not
+// exist cannot be overwritten (its reader reports it).
 void require_safe_output(const std::string& path, const std::string& name, const std::vector<NamedInput>& inputs,
                          OutputKind kind = OutputKind::kFile);
 bool path_exists(const std::string& path);

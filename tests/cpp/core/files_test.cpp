@@ -89,6 +89,19 @@ TEST_F(OutputRule, ADeviceAFifoOrAFolderIsNeverReplacedByAFile) {
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
 }
 
+// A file output's folder must exist before any work; the writer's own temporary file is never
+// what a failure names.
+TEST_F(OutputRule, AFileOutputIntoAMissingFolderIsRefusedFirst) {
+  EXPECT_THROW(require_safe_output(path("no-such-folder") + "/run.trec", "--trec", {}), FileNotFound);
+  try {
+    require_safe_output(path("no-such-folder") + "/run.trec", "--trec", {});
+  } catch (const FileNotFound& e) {
+    EXPECT_EQ(std::string(e.what()), "--trec: folder " + path("no-such-folder") + " does not exist");
+  }
+  require_safe_output(path("run.trec"), "--trec", {});  // a new file in an existing folder
+  require_safe_output(path("new/index"), "--out", {}, OutputKind::kFolder);  // folders are made with parents
+}
+
 // The temporary file beside the target is the writer's own: a failure names the file asked for.
 TEST_F(OutputRule, AFileIntoAMissingFolderNamesTheFolderNotTheTemporaryFile) {
   const std::string target = path("no-such-folder") + "/run.trec";
