@@ -10,9 +10,9 @@
 
 using namespace counterpoint;
 using namespace counterpoint::data;
-using counterpoint::testing_support::fixture;
-using counterpoint::testing_support::scratch_file;
-using counterpoint::testing_support::corrupt_message;
+using counterpoint::test_support::fixture;
+using counterpoint::test_support::scratch_file;
+using counterpoint::test_support::corrupt_message;
 
 TEST(BeirCorpus, ReadsBomCrlfBlankLinesIntegerIdsAndMissingTitle) {
   std::vector<Document> corpus = load_corpus(fixture("beir_mini/corpus.jsonl"));
@@ -125,7 +125,7 @@ TEST(BeirDatasetLoader, EmptyCorpusOrQueriesAreErrorsAndMissingQrelsWarnWhenExpe
 // The README's "queries with qrels" column counts judgement lines: SICK dev has 164 judgements
 // over 160 distinct queries (some sentences contradict two others), ArguAna train 2,015 over 2,013.
 namespace {
-const std::string kSharedData = counterpoint::testing_support::shared_data_dir();
+const std::string kSharedData = counterpoint::test_support::shared_data_dir();
 
 std::size_t judgement_count(const Qrels& qrels) {
   std::size_t count = 0;

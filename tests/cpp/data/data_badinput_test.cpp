@@ -16,8 +16,8 @@
 namespace counterpoint::data {
 namespace {
 
-using testing_support::scratch_file;
-using testing_support::corrupt_message;
+using test_support::scratch_file;
+using test_support::corrupt_message;
 
 TEST(DataBadInput, NulByteInAJsonLineIsRefusedWithItsLineAndColumn) {
   const std::string path = scratch_file("nul.jsonl", std::string("{\"_id\": \"a\", \"text\": \"x\0y\"}\n", 28));

@@ -7,8 +7,8 @@
 
 using namespace counterpoint;
 using namespace counterpoint::data;
-using counterpoint::testing_support::scratch_file;
-using counterpoint::testing_support::corrupt_message;
+using counterpoint::test_support::scratch_file;
+using counterpoint::test_support::corrupt_message;
 
 TEST(Jsonl, SkipsBomBlankLinesAndCarriageReturnsAndReportsLineNumbers) {
   std::string path =

@@ -10,9 +10,9 @@
 
 using namespace counterpoint;
 using namespace counterpoint::data;
-using counterpoint::testing_support::fixture;
-using counterpoint::testing_support::scratch_file;
-using counterpoint::testing_support::corrupt_message;
+using counterpoint::test_support::fixture;
+using counterpoint::test_support::scratch_file;
+using counterpoint::test_support::corrupt_message;
 
 TEST(TrecRun, ReadsSixColumnLinesInRankOrder) {
   RankedRun run = read_trec_run(fixture("run.trec"));

@@ -9,7 +9,7 @@
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 
-namespace counterpoint::testing_support {
+namespace counterpoint::test_support {
 
 // Writes `bytes` to a fresh file under the test temporary directory and returns its path.
 inline std::string scratch_file(const std::string& name, const std::string& bytes) {
@@ -42,4 +42,4 @@ std::string corrupt_message(Load load) {
   return "";
 }
 
-}  // namespace counterpoint::testing_support
+}  // namespace counterpoint::test_support

@@ -10,7 +10,7 @@
 namespace counterpoint::data {
 namespace {
 
-using testing_support::scratch_file;
+using test_support::scratch_file;
 
 TEST(ReadTsv, SplitsOnEveryTabAndKeepsFieldsExactly) {
   const auto path = scratch_file("rows.tsv", "\xEF\xBB\xBF" "a\t b \tc\r\n\nx\t\t\n  \n");

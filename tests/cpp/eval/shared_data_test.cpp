@@ -13,7 +13,7 @@ using namespace counterpoint::eval;
 
 namespace {
 
-const std::string kSharedData = counterpoint::testing_support::shared_data_dir();
+const std::string kSharedData = counterpoint::test_support::shared_data_dir();
 
 // Judged documents ranked by grade, so every metric reaches its maximum.
 RankedRun oracle_run(const Qrels& qrels) {

@@ -11,7 +11,7 @@
 #include "text_test_support.h"
 
 using namespace counterpoint;
-using counterpoint::testing::ScratchDir;
+using counterpoint::test_support::ScratchDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 

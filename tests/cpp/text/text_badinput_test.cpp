@@ -17,7 +17,7 @@
 
 using namespace counterpoint;
 using counterpoint::test_support::message_of;
-using counterpoint::testing::ScratchDir;
+using counterpoint::test_support::ScratchDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Pieces = std::vector<std::string>;

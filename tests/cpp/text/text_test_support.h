@@ -10,7 +10,7 @@
 
 #include "counterpoint/core/files.h"
 
-namespace counterpoint::testing {
+namespace counterpoint::test_support {
 
 // A fresh directory under the system temp dir, removed with its content at scope exit.
 class ScratchDir {
@@ -44,4 +44,4 @@ inline std::string env_or_empty(const char* name) {
   return value ? std::string(value) : std::string();
 }
 
-}  // namespace counterpoint::testing
+}  // namespace counterpoint::test_support

@@ -8,8 +8,8 @@
 #include "text_test_support.h"
 
 using namespace counterpoint;
-using counterpoint::testing::ScratchDir;
-using counterpoint::testing::write_lines;
+using counterpoint::test_support::ScratchDir;
+using counterpoint::test_support::write_lines;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 

@@ -10,8 +10,8 @@
 #include "text_test_support.h"
 
 using namespace counterpoint;
-using counterpoint::testing::env_or_empty;
-using counterpoint::testing::ScratchDir;
+using counterpoint::test_support::env_or_empty;
+using counterpoint::test_support::ScratchDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 

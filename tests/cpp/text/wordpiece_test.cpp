@@ -7,9 +7,9 @@
 #include "text_test_support.h"
 
 using namespace counterpoint;
-using counterpoint::testing::env_or_empty;
-using counterpoint::testing::ScratchDir;
-using counterpoint::testing::write_lines;
+using counterpoint::test_support::env_or_empty;
+using counterpoint::test_support::ScratchDir;
+using counterpoint::test_support::write_lines;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Pieces = std::vector<std::string>;
