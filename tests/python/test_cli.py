@@ -494,6 +494,8 @@ def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_
     nowhere = run("search", "--index", index, "--queries", queries, "--model", TINY_MODEL, "--trec",
                   tmp_path / "nodir" / "run.trec", check=False)  # refused before the models load
     assert nowhere.returncode == 2 and f"--trec: folder {tmp_path / 'nodir'} does not exist" in nowhere.stderr
+    no_es = run("search", "--index", index, "--query", "x", "--model", TINY_MODEL, "--scorer", "hoyer", check=False)
+    assert no_es.returncode == 1 and "stores none: rebuild it with `index build --sparse-model NAME`" in no_es.stderr
 
 
 def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_over_a_corpus(tmp_path):
