@@ -174,7 +174,9 @@ a .jsonl, .csv or .tsv file (a header naming one column each for id, text and op
 .txt file (one document per line, its id the line number). Returns a list of Document (id, title,
 text, encoding_text). Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
   m.def(
-      "load_queries", [](py::object path) { return read_without_gil(path, data::load_query_file); },
+      "load_queries", [](py::object path) {
+        return read_without_gil(path, [](const std::string& file) { return data::load_query_file(file); });
+      },
       py::arg("path"),
       R"(Reads queries as `counterpoint search --queries` does: a queries.jsonl, a .csv or .tsv with id
 and text columns, or a text file of one query per line (ids q1, q2, ...). Returns a list of Query.

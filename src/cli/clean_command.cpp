@@ -6,7 +6,6 @@
 
 #include "commands.h"
 #include "counterpoint/app/corpus_index.h"
-#include "counterpoint/core/errors.h"
 #include "counterpoint/data/corpus_files.h"
 #include "counterpoint/retrieval/corpus_cleaning.h"
 
@@ -62,13 +61,8 @@ void add_clean_command(CLI::App& app) {
     retrieval::validate(options);
     retrieval::require_cleaning_output(a->out);
     std::vector<std::string> trusted;
-    std::vector<data::Query> texts;
-    try {
-      texts = data::load_query_file(a->trusted);
-    } catch (const InvalidArgument&) {  // the reader's words are a queries file's
-      throw InvalidArgument("--trusted " + a->trusted + " holds no texts (one per line, or a .jsonl, .csv or .tsv "
-                            "with id and text)");
-    }
+    const auto texts = data::load_query_file(a->trusted, "--trusted",
+                                             "texts (one per line, or a .jsonl, .csv or .tsv with id and text)");
     for (const auto& q : texts) trusted.push_back(q.text);
     const auto corpus = data::load_documents(a->corpus);
     auto encoder = load_encoder(a->model, a->threads);

@@ -246,7 +246,7 @@ std::vector<Document> load_documents(const std::string& path) {
   return corpus;
 }
 
-std::vector<Query> load_query_file(const std::string& path) {
+std::vector<Query> load_query_file(const std::string& path, const std::string& role, const std::string& items) {
   std::vector<Query> queries;
   if (has_extension(path, ".jsonl")) {
     queries = load_queries(path);
@@ -270,7 +270,7 @@ std::vector<Query> load_query_file(const std::string& path) {
       queries.push_back(std::move(q));
     }
   }
-  if (queries.empty()) throw InvalidArgument("queries file " + path + " holds no queries");
+  if (queries.empty()) throw InvalidArgument(role + " " + path + " holds no " + items);
   return queries;
 }
 

@@ -49,7 +49,9 @@ std::vector<Document> load_documents(const std::string& path);
 // query; a .tsv may be bare id<TAB>text lines), a title refused; or any other text file with one
 // query per line (blank lines skipped; ids q1, q2, ... by line order among the queries).
 // Invalid UTF-8 or a NUL byte throws CorruptFile "file:line: ..."; a file without queries is
-// InvalidArgument.
-std::vector<Query> load_query_file(const std::string& path);
+// InvalidArgument "<role> <path> holds no <items>", in the words of the caller that reads it (the
+// trusted texts of `clean` are read as queries).
+std::vector<Query> load_query_file(const std::string& path, const std::string& role = "queries file",
+                                   const std::string& items = "queries");
 
 }  // namespace counterpoint::data
