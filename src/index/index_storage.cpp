@@ -24,8 +24,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -127,8 +130,10 @@ bool exchange(const fs::path& a, const fs::path& b) {
 }
 
 // The version directories of the indirection below: ".NAME.version-PID-N" beside the target,
-// named apart from the working directories remove_stale_saves may remove.
+// named apart from the working directories, which remove_stale_saves treats otherwise.
 std::string version_prefix(const fs::path& target) { return "." + target.filename().string() + ".version-"; }
+// The links link_into_place renames over `target`: ".NAME.link-PID-N".
+std::string link_prefix(const fs::path& target) { return "." + target.filename().string() + ".link-"; }
 
 // File systems without RENAME_EXCHANGE cannot swap a directory for another, and rename(2) cannot
 // replace a non-empty one. There the index is a version indirection: `target` is a symbolic link
@@ -138,7 +143,7 @@ std::string version_prefix(const fs::path& target) { return "." + target.filenam
 // save of a folder that is still a plain directory has a moment without `target`.
 void link_into_place(const fs::path& fresh, const fs::path& target, const std::string& tag) {
   const fs::path version = target.parent_path() / (version_prefix(target) + tag);
-  const fs::path link = target.parent_path() / ("." + target.filename().string() + ".link-" + tag);
+  const fs::path link = target.parent_path() / (link_prefix(target) + tag);
   if (::rename(fresh.c_str(), version.c_str()) != 0) {
     throw IoError("cannot rename " + fresh.string() + " to " + version.string() + ": " + std::strerror(errno));
   }
@@ -208,29 +213,66 @@ SavePaths save_paths(const std::string& dir) {
   if (dir.empty()) throw InvalidArgument("save: directory path is empty");
   SavePaths paths;
   paths.target = fs::path(dir).lexically_normal();
+  // "." and ".." ("idx/.." normalises to ".") name no entry of a parent folder that a rename
+  // could replace, and "." would be its own parent (the working directory made inside the index,
+  // the exchange refused): they are saved under their absolute name.
+  if (paths.target.filename() == "." || paths.target.filename() == "..") {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(paths.target, ec);
+    if (ec) throw IoError("cannot save an index to " + dir + ": the current folder is unknown: " + ec.message());
+    paths.target = absolute.lexically_normal();
+  }
   if (!paths.target.has_filename()) paths.target = paths.target.parent_path();
   paths.parent = paths.target.has_parent_path() ? paths.target.parent_path() : fs::path(".");
   return paths;
 }
 
-// Removes what saves of `target` killed part-way left beside it: ".NAME.saving-PID-N"
-// directories whose process no longer runs. A ".old" one is the previous index of a save that
-// died between its two renames; it is removed only once `target` exists again.
+// Removes what saves of `target` killed part-way left beside it, once their process no longer
+// runs: ".NAME.saving-PID-N" working directories, and on file systems without an exchange
+// (link_into_place) ".NAME.version-PID-N" directories never linked in and ".NAME.link-PID-N"
+// links never renamed into place (these two only once an hour old, as another host's save may
+// own them). A ".old" one is the previous index of a save that died between
+// its two renames; it is removed only once `target` exists again. The version `target` links to
+// is the index itself, whichever process saved it.
+// How old a version directory or link of the indirection must be before a save removes it. The
+// file systems without an exchange are often shared ones (NFS, a volume two containers mount), where
+// such an entry may be another host's save in progress and its PID says nothing on this host; a
+// version removed under that save would leave the index a dangling link.
+constexpr long kIndirectionLeftoverSeconds = 3600;
+
+bool modified_longer_ago_than(const fs::path& path, long seconds) {
+  struct stat status {};
+  if (::lstat(path.c_str(), &status) != 0) return false;
+  return std::time(nullptr) - status.st_mtime > seconds;
+}
+
 void remove_stale_saves(const fs::path& parent, const fs::path& target) {
-  const std::string prefix = "." + target.filename().string() + ".saving-";
+  const std::string saving = "." + target.filename().string() + ".saving-";
+  const std::string version = version_prefix(target), link = link_prefix(target);
   std::error_code ec;
+  const bool linked = fs::is_symlink(target, ec);
+  const std::string current = linked ? fs::read_symlink(target, ec).string() : std::string();
+  if (linked && ec) return;  // which version is the index is unknown: nothing is removed
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string rest = name.substr(prefix.size());
+    std::string rest;
+    bool indirection = false;
+    for (const std::string* prefix : {&saving, &version, &link}) {
+      if (name.rfind(*prefix, 0) == 0) {
+        rest = name.substr(prefix->size());
+        indirection = prefix != &saving;
+      }
+    }
+    if (rest.empty() || name == current) continue;
     char* after = nullptr;
     const long pid = std::strtol(rest.c_str(), &after, 10);
     if (pid <= 0 || after == rest.c_str() || *after != '-') continue;
     const bool running = ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
     if (running) continue;
-    const bool old_copy = name.size() > 4 && name.compare(name.size() - 4, 4, ".old") == 0;
-    if (old_copy && !fs::exists(target, ec)) continue;
+    if (indirection && !modified_longer_ago_than(it->path(), kIndirectionLeftoverSeconds)) continue;
     std::error_code ignored;
+    const bool old_copy = name.size() > 4 && name.compare(name.size() - 4, 4, ".old") == 0;
+    if (old_copy && !fs::exists(target, ignored)) continue;
     fs::remove_all(it->path(), ignored);
   }
 }
@@ -293,12 +335,13 @@ std::uint64_t regular_size(const OpenedFile& opened, const std::string& dir, con
   return std::uint64_t(st.st_size);
 }
 
-// All `size` bytes of an opened file.
+// All `size` bytes of an opened file, from its start whatever was read of it before (two
+// sections of a damaged header may name one file).
 std::string read_opened(const OpenedFile& opened, std::uint64_t size, const std::string& dir, const std::string& file) {
   std::string bytes(std::size_t(size), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::read(opened.fd(), bytes.data() + done, bytes.size() - done);
+    const ssize_t n = ::pread(opened.fd(), bytes.data() + done, bytes.size() - done, off_t(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw IoError("index " + dir + ": error while reading " + file + ": " + std::strerror(errno));
     if (n == 0) corrupt(dir, "section file " + file + " changed while being read");
@@ -307,23 +350,58 @@ std::string read_opened(const OpenedFile& opened, std::uint64_t size, const std:
   return bytes;
 }
 
-// Reads one section of the directory open as `dirfd` after checking its recorded and actual
-// lengths against `expected` (the length implied by the header's counts), then its checksum.
-std::string read_section(const std::string& dir, int dirfd, const json& sections, const std::string& name,
+// The section files of the version whose header a load has just read, opened at once, before
+// the slow part of the load (parsing documents, rebuilding BM25): a save that then replaces and
+// removes that version cannot take their bytes away, as an open file keeps them. Opened lazily,
+// one by one, a save that overtook the load removed the files still to read, and a load slower
+// than a save in a loop was overtaken at every retry. Only the sections this format knows are
+// opened, so a header listing many cannot exhaust descriptors; damage in an entry (a bad name,
+// a missing file) is left for read_section to report.
+class SectionFiles {
+ public:
+  SectionFiles(int dirfd, const json& header) : dirfd_(dirfd) {
+    const auto sections = header.find("sections");
+    if (sections == header.end() || !sections->is_object()) return;
+    for (const char* name : {"documents", "dense", "sparse", "tokens", "faiss"}) {
+      const auto entry = sections->find(name);
+      if (entry == sections->end() || !entry->is_object()) continue;
+      const auto file = entry->find("file");
+      if (file == entry->end() || !file->is_string() || !valid_name(file->get<std::string>())) continue;
+      const std::string file_name = file->get<std::string>();
+      if (opened_.count(file_name) == 0) opened_.emplace(file_name, std::make_unique<OpenedFile>(dirfd, file_name));
+    }
+  }
+  static bool valid_name(const std::string& file) {
+    return !file.empty() && file.find('/') == std::string::npos && file != "." && file != "..";
+  }
+  // The file opened for `file`; one the header did not list under a known section is opened now.
+  const OpenedFile& get(const std::string& file) {
+    auto it = opened_.find(file);
+    if (it == opened_.end()) it = opened_.emplace(file, std::make_unique<OpenedFile>(dirfd_, file)).first;
+    return *it->second;
+  }
+
+ private:
+  int dirfd_;
+  std::map<std::string, std::unique_ptr<OpenedFile>> opened_;
+};
+
+// Reads one section of the version whose files `files` holds open after checking its recorded
+// and actual lengths against `expected` (the length implied by the header's counts), then its
+// checksum.
+std::string read_section(const std::string& dir, SectionFiles& files, const json& sections, const std::string& name,
                          std::uint64_t expected) {
   auto it = sections.find(name);
   if (it == sections.end()) corrupt(dir, "header.json lists no section '" + name + "'");
   const auto file = field<std::string>(*it, "file", dir);
   const auto recorded = field<std::uint64_t>(*it, "bytes", dir);
   const auto sha = field<std::string>(*it, "sha256", dir);
-  if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..") {
-    corrupt(dir, "section '" + name + "' names an invalid file '" + file + "'");
-  }
+  if (!SectionFiles::valid_name(file)) corrupt(dir, "section '" + name + "' names an invalid file '" + file + "'");
   if (expected != UINT64_MAX && recorded != expected) {
     corrupt(dir, "section '" + name + "' records " + std::to_string(recorded) + " bytes but the header's counts imply " +
                      std::to_string(expected));
   }
-  const OpenedFile opened(dirfd, file);
+  const OpenedFile& opened = files.get(file);
   if (opened.fd() < 0) corrupt(dir, "section file " + file + " is missing");
   const std::uint64_t actual = regular_size(opened, dir, file, "section file " + file);
   if (actual != recorded) {
@@ -336,15 +414,18 @@ std::string read_section(const std::string& dir, int dirfd, const json& sections
 }
 
 // The directory a load reads, held open so that every file comes from the same one.
+// fd() < 0 when it could not be opened, with the reason in error().
 class OpenedDirectory {
  public:
-  explicit OpenedDirectory(const std::string& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) throw FileNotFound("index directory cannot be opened: " + dir + ": " + std::strerror(errno));
+  explicit OpenedDirectory(const std::string& dir)
+      : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), error_(fd_ < 0 ? errno : 0) {}
+  ~OpenedDirectory() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  ~OpenedDirectory() { ::close(fd_); }
   OpenedDirectory(const OpenedDirectory&) = delete;
   OpenedDirectory& operator=(const OpenedDirectory&) = delete;
   int fd() const { return fd_; }
+  int error() const { return error_; }
   // False once `dir` names another directory than the one held: a save replaced it.
   bool still_at(const std::string& dir) const {
     struct stat now, held;
@@ -354,7 +435,17 @@ class OpenedDirectory {
 
  private:
   int fd_;
+  int error_;
 };
+
+// FileNotFound for an index directory that open(2) refused with `error`, in the words of a
+// missing folder or of a path that is not one where that is what `dir` names now.
+[[noreturn]] void unopenable(const std::string& dir, int error) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw FileNotFound("index directory not found: " + dir);
+  if (!fs::is_directory(dir, ec)) throw FileNotFound("index path is not a directory: " + dir);
+  throw FileNotFound("index directory cannot be opened: " + dir + ": " + std::strerror(error));
+}
 
 class Cursor {
  public:
@@ -526,21 +617,30 @@ void DocumentIndex::save(const std::string& dir) const {
 }
 
 DocumentIndex DocumentIndex::load(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) throw FileNotFound("index directory not found: " + dir);
-  if (!fs::is_directory(dir, ec)) throw FileNotFound("index path is not a directory: " + dir);
-  // A save swaps a whole new directory in (swap_into_place) and then removes the previous one,
-  // whose files a load that began before may still be opening. Every file is read relative to
-  // the directory as first opened, so a load sees one index whole; when that one was removed
-  // under it, `dir` names the new one, which is read instead.
+  // A save swaps a whole new directory in (swap_into_place) and then removes the previous one.
+  // Every file is read relative to the directory as first opened, and all of them are held open
+  // from just after its header is read (SectionFiles), so a load sees one index whole. Only a
+  // save that replaced and removed the directory in the moment between its opening and its
+  // files' (microseconds) takes a file away; then `dir` names the new index, which is read
+  // instead. A bounded number of times: a load never waits on saves without end.
   constexpr int kAttempts = 8;
   for (int attempt = 1;; ++attempt) {
     const OpenedDirectory opened(dir);
+    if (opened.fd() < 0) {
+      // Through the link of a version indirection (link_into_place), a save may replace the link
+      // and remove the version it named between open(2) reading the link and opening that version.
+      std::error_code ec;
+      if (attempt < kAttempts && fs::is_symlink(dir, ec)) continue;
+      unopenable(dir, opened.error());
+    }
     try {
       return load_directory(dir, opened.fd());
-    } catch (const Error&) {
-      if (attempt < kAttempts && !opened.still_at(dir)) continue;
-      throw;
+    } catch (const Error& e) {
+      if (opened.still_at(dir)) throw;
+      if (attempt == kAttempts) {
+        throw IoError("index " + dir + " was replaced by another save while being read, " + std::to_string(kAttempts) +
+                      " times in a row; load it again (last: " + e.what() + ")");
+      }
     }
   }
 }
@@ -576,6 +676,8 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
   }
 
   reached(storage_testing::StorageStep::kLoadHeaderRead, dir);
+  SectionFiles files(dirfd, header);
+  reached(storage_testing::StorageStep::kLoadSectionsOpened, dir);
 
   // ---- options and counts ----
   const json opts = field<json>(header, "options", dir);
@@ -633,7 +735,7 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
 
   // ---- documents ----
   {
-    const std::string bytes = read_section(dir, dirfd, sections, "documents", UINT64_MAX);
+    const std::string bytes = read_section(dir, files, sections, "documents", UINT64_MAX);
     if (bytes.size() / kMinDocumentRecord < slots) {
       corrupt(dir, "documents.bin (" + std::to_string(bytes.size()) + " bytes) is too short for " +
                        std::to_string(slots) + " slots");
@@ -688,14 +790,14 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
   // ---- dense / sparse / tokens ----
   if (st.is_ivf()) {
     const std::string bytes =
-        read_section(dir, dirfd, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
+        read_section(dir, files, sections, "dense", checked_mul(checked_mul(slots, o.dim, dir, "dense"), 4, dir, "dense"));
     st.dense_rows.resize(slots * o.dim);
     if (!bytes.empty()) std::memcpy(st.dense_rows.data(), bytes.data(), bytes.size());
   }
   if (o.sparse_dim > 0) {
     const bool half = o.sparse_storage == IndexOptions::SparseStorage::kFloat16;
     const std::uint64_t n = checked_mul(slots, o.sparse_dim, dir, "sparse");
-    const std::string bytes = read_section(dir, dirfd, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
+    const std::string bytes = read_section(dir, files, sections, "sparse", checked_mul(n, half ? 2 : 4, dir, "sparse"));
     if (half) {
       st.sparse_f16.resize(n);
       if (!bytes.empty()) std::memcpy(st.sparse_f16.data(), bytes.data(), bytes.size());
@@ -707,7 +809,7 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
   if (o.store_token_embeddings) {
     const std::uint64_t values = checked_mul(token_rows, o.token_dim, dir, "tokens");
     const std::uint64_t expected = checked_mul(slots, 8, dir, "tokens") + checked_mul(values, 4, dir, "tokens");
-    const std::string bytes = read_section(dir, dirfd, sections, "tokens", expected);
+    const std::string bytes = read_section(dir, files, sections, "tokens", expected);
     Cursor cur(bytes, dir, "tokens.bin");
     std::vector<std::uint64_t> rows(slots);
     std::uint64_t total = 0;
@@ -727,7 +829,7 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
   }
   // ---- faiss ----
   if (trained) {
-    const std::string bytes = read_section(dir, dirfd, sections, "faiss", UINT64_MAX);
+    const std::string bytes = read_section(dir, files, sections, "faiss", UINT64_MAX);
     faiss::VectorIOReader reader;
     reader.data.assign(bytes.begin(), bytes.end());
     std::unique_ptr<faiss::Index> index;

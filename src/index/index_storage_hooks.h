@@ -9,9 +9,10 @@
 namespace counterpoint::index::storage_testing {
 
 enum class StorageStep {
-  kSaveWritten,     // the new index is whole in its working directory, not yet in place
-  kSaveSwapped,     // the new index is in place; the previous one is not yet removed
-  kLoadHeaderRead,  // a load has read and verified header.json, and no section yet
+  kSaveWritten,         // the new index is whole in its working directory, not yet in place
+  kSaveSwapped,         // the new index is in place; the previous one is not yet removed
+  kLoadHeaderRead,      // a load has read and verified header.json, and opened no section yet
+  kLoadSectionsOpened,  // a load holds every section file of that header open, and has read none
 };
 
 // Called with the index directory at each step; an empty function removes the hook. Not

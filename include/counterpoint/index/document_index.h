@@ -187,7 +187,9 @@ class DocumentIndex {
   // Reads an index written by save(). FileNotFound if `dir` does not exist; CorruptFile
   // naming the file and the mismatch for a wrong format/version, missing or truncated
   // section, checksum mismatch or inconsistent sizes. A save of `dir` by another thread or
-  // process while this reads gives the old index or the new one, never a mix.
+  // process while this reads gives the old index or the new one, never a mix: the load holds
+  // the files of the version it opened from just after reading its header. IoError when saves
+  // replaced `dir` before its files were open at each of 8 attempts (a load never waits on end).
   static DocumentIndex load(const std::string& dir);
 
   // Bytes held in memory by stored rows, texts and the FAISS index (approximate).

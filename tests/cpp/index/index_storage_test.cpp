@@ -2,9 +2,11 @@
 // CorruptFile/FileNotFound for every kind of damage.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "counterpoint/index/document_index.h"
 #include "index_storage_hooks.h"
 #include "index_test_support.h"
+#include "message_of.h"
 
 namespace counterpoint::index {
 namespace {
@@ -23,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+using counterpoint::test_support::message_of;
 using test_support::params_for;
 using test_support::random_rows;
 using test_support::rewrite_header;
@@ -204,6 +208,27 @@ TEST_F(IndexStorage, ASaveRemovesWhatKilledSavesLeftBehind) {
   EXPECT_EQ(DocumentIndex::load(dir("idx")).size(), 39u);
 }
 
+// "." is its own parent by name: the save used to make its working directory inside the index,
+// fail to exchange or move ".", and leave a copy of the index inside it.
+TEST_F(IndexStorage, SavingTheCurrentFolderAsDotReplacesItWhole) {
+  const DocumentIndex first = full_index("flat", 10), second = full_index("flat", 20);
+  first.save(dir());
+  struct RestoreCurrentFolder {
+    fs::path before = fs::current_path();
+    ~RestoreCurrentFolder() { fs::current_path(before); }
+  } restore;
+  fs::current_path(dir());
+  second.save(".");
+  fs::current_path(restore.before);
+  expect_same(second, DocumentIndex::load(dir()));
+  std::vector<std::string> beside, inside;
+  for (const auto& entry : fs::directory_iterator(root_)) beside.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir())) inside.push_back(entry.path().filename().string());
+  std::sort(inside.begin(), inside.end());
+  EXPECT_EQ(beside, std::vector<std::string>{"idx"});
+  EXPECT_EQ(inside, (std::vector<std::string>{"documents.bin", "faiss.bin", "header.json", "sparse.bin", "tokens.bin"}));
+}
+
 TEST_F(IndexStorage, TruncatedSectionsAreCorrupt) {
   full_index("ivf").save(dir("good"));
   for (const auto& entry : fs::directory_iterator(dir("good"))) {
@@ -341,7 +366,9 @@ class ConcurrentSave : public IndexStorage {
     old_one.save(dir());
     std::map<storage_testing::StorageStep, std::string> seen;
     storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
-      if (step != storage_testing::StorageStep::kLoadHeaderRead) seen[step] = which(DocumentIndex::load(dir()), old_one, new_one);
+      if (step == storage_testing::StorageStep::kSaveWritten || step == storage_testing::StorageStep::kSaveSwapped) {
+        seen[step] = which(DocumentIndex::load(dir()), old_one, new_one);
+      }
     });
     new_one.save(dir());
     storage_testing::set_storage_hook(nullptr);
@@ -363,6 +390,39 @@ class ConcurrentSave : public IndexStorage {
     EXPECT_EQ(saves, 2);  // the first load's directory was removed under it; the second read the new one
     EXPECT_EQ(which(loaded, old_one, new_one), "new");
   }
+
+  // A load that holds the old index's files open when a whole save runs reads the old index,
+  // whose files the save removed: what lets a load slower than a save finish (issue #62).
+  void a_save_once_the_sections_are_open() {
+    const DocumentIndex old_one = version("old", 5), new_one = version("new", 9);
+    old_one.save(dir());
+    int saves = 0;
+    storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
+      if (step == storage_testing::StorageStep::kLoadSectionsOpened && saves++ == 0) new_one.save(dir());
+    });
+    const DocumentIndex loaded = DocumentIndex::load(dir());
+    storage_testing::set_storage_hook(nullptr);
+    EXPECT_EQ(saves, 1);
+    EXPECT_EQ(which(loaded, old_one, new_one), "old");
+    EXPECT_EQ(which(DocumentIndex::load(dir()), old_one, new_one), "new");
+  }
+
+  // A load overtaken by a save at every attempt stops, after a bounded number, with an IoError
+  // that says so: it never waits on saves without end.
+  void a_save_at_every_attempt_of_a_load() {
+    const DocumentIndex one = version("one", 5), other = version("other", 9);
+    one.save(dir());
+    int saves = 0;
+    storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
+      if (step == storage_testing::StorageStep::kLoadHeaderRead) (saves++ % 2 ? one : other).save(dir());
+    });
+    EXPECT_EQ(message_of<IoError>([&] { DocumentIndex::load(dir()); }),
+              "index " + dir() +
+                  " was replaced by another save while being read, 8 times in a row; load it again (last: index " +
+                  dir() + ": section file documents.bin is missing)");
+    storage_testing::set_storage_hook(nullptr);
+    EXPECT_EQ(saves, 8);
+  }
 };
 
 TEST_F(ConcurrentSave, ALoadAtEveryStepOfASaveSeesTheOldOrTheNewIndexWhole) {
@@ -376,6 +436,51 @@ TEST_F(ConcurrentSave, ALoadThatASaveOvertakesReadsTheNewIndexNotAMix) {
   EXPECT_TRUE(leftovers().empty()) << leftovers().front();
 }
 
+TEST_F(ConcurrentSave, ALoadHoldingTheOldSectionsReadsTheOldIndexWholeThoughASaveRemovedIt) {
+  a_save_once_the_sections_are_open();
+  EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+}
+
+TEST_F(ConcurrentSave, ALoadOvertakenAtEveryAttemptStopsWithAnIoError) { a_save_at_every_attempt_of_a_load(); }
+
+// Without an exchange a save killed between its steps leaves a version directory not yet linked
+// in, or a link not yet renamed into place: the next save removes those of processes that no
+// longer run, but never the version the folder links to, whoever saved it.
+TEST_F(ConcurrentSave, WithoutAnExchangeASaveRemovesWhatKilledSavesLeftBehind) {
+  storage_testing::refuse_exchange(true);
+  const DocumentIndex old_one = version("old", 5), new_one = version("new", 9);
+  old_one.save(dir());
+  old_one.save(dir());  // the first save makes a plain folder, the second the link
+  const std::string saved_by_a_dead_process = ".idx.version-999999999-0";
+  fs::rename(root_ / fs::read_symlink(dir()), root_ / saved_by_a_dead_process);
+  fs::remove(dir());
+  fs::create_directory_symlink(saved_by_a_dead_process, dir());
+  fs::create_directories(root_ / ".idx.version-999999999-1");
+  fs::create_directory_symlink(".idx.version-999999999-1", root_ / ".idx.link-999999999-1");
+  // Left by a dead process over an hour ago; a younger one may be another host's save in progress.
+  for (const char* name : {".idx.version-999999999-1", ".idx.link-999999999-1"}) {
+    const struct timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (root_ / name).c_str(), two_hours_ago, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  const std::string another_hosts = ".idx.version-999999999-2";
+  fs::create_directories(root_ / another_hosts);
+  const std::string running = ".idx.version-" + std::to_string(::getpid()) + "-99999";
+  fs::create_directories(root_ / running);
+  std::string seen_before_the_swap;
+  storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
+    if (step == storage_testing::StorageStep::kSaveWritten) seen_before_the_swap = which(DocumentIndex::load(dir()), old_one, new_one);
+  });
+  new_one.save(dir());
+  storage_testing::set_storage_hook(nullptr);
+  EXPECT_EQ(seen_before_the_swap, "old");
+  EXPECT_EQ(which(DocumentIndex::load(dir()), old_one, new_one), "new");
+  std::vector<std::string> left = leftovers();
+  std::sort(left.begin(), left.end());
+  std::vector<std::string> expected{fs::read_symlink(dir()).string(), another_hosts, running};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(left, expected);
+}
+
 // File systems without RENAME_EXCHANGE: the folder becomes a link to a version directory, and
 // later saves replace the link in one step.
 TEST_F(ConcurrentSave, WithoutAnExchangeTheVersionIndirectionKeepsLoadsWhole) {
@@ -385,6 +490,8 @@ TEST_F(ConcurrentSave, WithoutAnExchangeTheVersionIndirectionKeepsLoadsWhole) {
   EXPECT_EQ(leftovers().size(), 1u);  // the version the link names
   loads_at_every_step_of_a_save();    // the link replaced by a link
   a_save_in_the_middle_of_a_load();
+  a_save_once_the_sections_are_open();
+  a_save_at_every_attempt_of_a_load();
   ASSERT_EQ(leftovers().size(), 1u);
   EXPECT_EQ(fs::read_symlink(dir()).string(), leftovers().front());
   // A folder that is the user's link to their own index elsewhere keeps that index.
