@@ -87,10 +87,23 @@ void print_resumed(std::size_t resumed_from) {
 
 namespace {
 
-// Unsigned options (counts, sizes, -k) take non-negative numbers that fit 64 bits only: CLI11 would
-// otherwise turn "-k -1" into 18446744073709551615, and "-k 1180591620717411303424" (2**70) into
-// the same number, and report that.
-void refuse_negative_counts(CLI::App& app) {
+// The one rule for the values of numeric options, attached here to every option of every command
+// whose value CLI11 converts to a number (type INT, UINT or FLOAT, one value or a list), so a flag
+// added later is covered without a word of its own:
+//  - an empty value is refused: CLI11 converts "" to 0, so `--alpha ''` searched with alpha 0
+//    ("alpha 0 (given)") and `clean --threshold ''` removed every passage scoring at least 0;
+//  - an unsigned option (counts, sizes, -k) takes a non-negative number that fits 64 bits: CLI11
+//    would otherwise turn "-k -1" into 18446744073709551615, and "-k 1180591620717411303424"
+//    (2**70) into the same number, and report that.
+// CLI11 reports a refusal as "--alpha: needs a number; got an empty value" and exits non-zero
+// before the command runs.
+void check_numeric_options(CLI::App& app) {
+  static const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.find_first_not_of(" \t") == std::string::npos ? std::string("needs a number; got an empty value")
+                                                                    : std::string();
+      },
+      "", "non-empty");
   static const CLI::Validator non_negative(
       [](std::string& value) {
         const auto first = value.find_first_not_of(" \t");
@@ -104,9 +117,13 @@ void refuse_negative_counts(CLI::App& app) {
       },
       "", "non-negative");
   for (CLI::Option* option : app.get_options()) {
-    if (option->get_type_name() == "UINT") option->check(non_negative);
+    // The type name is followed by the descriptions of the option's validators ("INT:INT in [1 - 8]").
+    const std::string full_type = option->get_type_name();
+    const std::string type = full_type.substr(0, full_type.find(':'));
+    if (type == "INT" || type == "UINT" || type == "FLOAT") option->check(non_empty);
+    if (type == "UINT") option->check(non_negative);
   }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_negative_counts(*sub);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) check_numeric_options(*sub);
 }
 
 // For a word where a command is required but none has that name: "unknown command 'serach';
@@ -152,7 +169,7 @@ int main(int argc, char** argv) {
   cli::add_stance_command(app);
   cli::add_clean_command(app);
   cli::add_invert_command(app);
-  cli::refuse_negative_counts(app);
+  cli::check_numeric_options(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

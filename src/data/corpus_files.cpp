@@ -96,15 +96,16 @@ std::string joined(std::vector<std::string>::const_iterator first, std::vector<s
   return text;
 }
 
-// RFC 4180 records of `bytes`, each with the line it starts on; BOM dropped, CRLF or LF endings.
+// RFC 4180 records of `bytes`, each with the line it starts on; BOM dropped, lines ending as
+// split_lines ends them (LF or CRLF, or a lone CR in a file without LF). A line break inside a
+// quoted field is kept as LF.
 std::vector<TsvRow> csv_records(const std::string& bytes, const std::string& path) {
   std::vector<TsvRow> rows;
   std::size_t pos = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t line = 1;
   const std::size_t n = bytes.size();
-  auto at_line_end = [&](std::size_t p) {
-    return p >= n || bytes[p] == '\n' || (bytes[p] == '\r' && p + 1 < n && bytes[p + 1] == '\n');
-  };
+  const detail::LineEnds ends = detail::line_ends_of(bytes);
+  auto at_line_end = [&](std::size_t p) { return p >= n || detail::line_ending_length(bytes, p, ends) > 0; };
   while (pos < n) {
     TsvRow row;
     row.line = line;
@@ -124,8 +125,12 @@ std::vector<TsvRow> csv_records(const std::string& bytes, const std::string& pat
             ++pos;
             break;
           }
-          if (bytes[pos] == '\r' && pos + 1 < n && bytes[pos + 1] == '\n') ++pos;
-          if (bytes[pos] == '\n') ++line;
+          if (const std::size_t ending = detail::line_ending_length(bytes, pos, ends); ending > 0) {
+            field += '\n';
+            pos += ending;
+            ++line;
+            continue;
+          }
           field += bytes[pos++];
         }
         if (pos < n && bytes[pos] != ',' && !at_line_end(pos)) {
@@ -141,7 +146,7 @@ std::vector<TsvRow> csv_records(const std::string& bytes, const std::string& pat
       }
       break;
     }
-    if (pos < n) pos += bytes[pos] == '\r' ? 2 : 1;
+    pos += detail::line_ending_length(bytes, pos, ends);
     ++line;
     const bool empty_line = row.fields.size() == 1 && row.fields[0].empty();
     if (!empty_line) rows.push_back(std::move(row));

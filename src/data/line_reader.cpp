@@ -7,18 +7,32 @@
 
 namespace counterpoint::data::detail {
 
+LineEnds line_ends_of(std::string_view bytes) {
+  return bytes.find('\n') == std::string_view::npos && bytes.find('\r') != std::string_view::npos ? LineEnds::kCr
+                                                                                                : LineEnds::kLf;
+}
+
+std::size_t line_ending_length(std::string_view bytes, std::size_t pos, LineEnds ends) {
+  if (pos >= bytes.size()) return 0;
+  if (ends == LineEnds::kCr) return bytes[pos] == '\r' ? 1 : 0;
+  if (bytes[pos] == '\r') return pos + 1 < bytes.size() && bytes[pos + 1] == '\n' ? 2 : 0;
+  return bytes[pos] == '\n' ? 1 : 0;
+}
+
 std::vector<NumberedLine> split_lines(const std::string& bytes) {
   std::string_view rest(bytes);
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (rest.substr(0, kBom.size()) == kBom) rest.remove_prefix(kBom.size());
 
+  const LineEnds ends = line_ends_of(rest);
+  const char terminator = ends == LineEnds::kCr ? '\r' : '\n';
   std::vector<NumberedLine> lines;
   std::size_t number = 0;
   while (!rest.empty()) {
     ++number;
-    std::size_t end = rest.find('\n');
+    const std::size_t end = rest.find(terminator);
     std::string_view line = rest.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (ends == LineEnds::kLf && !line.empty() && line.back() == '\r') line.remove_suffix(1);
     lines.push_back({line, number});
     if (end == std::string_view::npos) break;
     rest.remove_prefix(end + 1);

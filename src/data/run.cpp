@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "counterpoint/core/errors.h"
@@ -23,6 +24,47 @@ void require_token(const std::string& value, const std::string& what) {
     throw InvalidArgument("write_trec_run: " + what + " \"" + value +
                           "\" must not begin with a byte-order mark (U+FEFF)");
   }
+}
+
+// True when the decimal `number` (as std::from_chars reads it: [-]digits[.digits][e[+-]digits],
+// not zero) is below 1 in magnitude: the power of ten of its first significant digit is negative.
+bool magnitude_below_one(std::string_view number) {
+  if (!number.empty() && number.front() == '-') number.remove_prefix(1);
+  const std::size_t e = number.find_first_of("eE");
+  const std::string_view mantissa = number.substr(0, e);
+  const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
+  const std::size_t first_digit = mantissa.find_first_of("123456789");
+  if (first_digit == std::string_view::npos) return true;
+  long long power = first_digit < point ? static_cast<long long>(point - first_digit) - 1
+                                        : -static_cast<long long>(first_digit - point);
+  if (e != std::string_view::npos) {
+    std::string_view exponent = number.substr(e + 1);
+    const bool negative = !exponent.empty() && exponent.front() == '-';
+    if (!exponent.empty() && (exponent.front() == '-' || exponent.front() == '+')) exponent.remove_prefix(1);
+    long long value = 0;
+    // An exponent beyond 2^60 outweighs any mantissa a file can hold: its sign decides.
+    if (std::from_chars(exponent.data(), exponent.data() + exponent.size(), value).ec != std::errc() ||
+        value > (1LL << 60)) {
+      return negative;
+    }
+    power += negative ? -value : value;
+  }
+  return power < 0;
+}
+
+// The score column as the float a run holds, or nothing when it is not a finite number. A number
+// too small for a float (1e-320, a double's subnormal, as tools scoring in double write) is finite:
+// it reads as a zero of its sign, as any C++ or Python float conversion rounds it. One too large
+// for a float (1e39), inf and nan are not.
+std::optional<float> parse_score(std::string_view text) {
+  float value = 0.0f;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (end != text.data() + text.size()) return std::nullopt;
+  if (error == std::errc::result_out_of_range && magnitude_below_one(text)) {
+    return text.front() == '-' ? -0.0f : 0.0f;
+  }
+  if (error != std::errc() || !std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 std::string shortest_float(float value) {
@@ -81,13 +123,13 @@ RankedRun read_trec_run(const std::string& path) {
       detail::throw_line_error(path, line.number,
                                "rank \"" + std::string(rank) + "\" is not an integer");
     }
-    std::string_view score = fields[4];
-    auto score_result = std::from_chars(score.data(), score.data() + score.size(), entry.doc.score);
-    if (score_result.ec != std::errc() || score_result.ptr != score.data() + score.size() ||
-        !std::isfinite(entry.doc.score)) {
+    const std::string_view score = fields[4];
+    const std::optional<float> parsed_score = parse_score(score);
+    if (!parsed_score) {
       detail::throw_line_error(path, line.number,
                                "score \"" + std::string(score) + "\" is not a finite number");
     }
+    entry.doc.score = *parsed_score;
     std::string query_id(fields[0]);
     entry.doc.doc_id = std::string(fields[2]);
     if (query_id.empty() || entry.doc.doc_id.empty()) detail::throw_line_error(path, line.number, "empty query or document id");

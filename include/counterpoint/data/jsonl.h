@@ -1,7 +1,7 @@
 // counterpoint/data: readers and writers of the file formats users bring (BEIR datasets,
 // plain corpora, metadata, TREC runs). jsonl.h owns JSON Lines parsing: one JSON value per
-// line, a leading BOM and CRLF endings tolerated, blank lines skipped, every line checked for
-// valid UTF-8, and every error reported as CorruptFile "file:line: ...".
+// line (ending at LF, CRLF or a lone CR), a leading BOM tolerated, blank lines skipped, every
+// line checked for valid UTF-8, and every error reported as CorruptFile "file:line: ...".
 #pragma once
 
 #include <cstddef>

@@ -28,8 +28,9 @@ void write_trec_run(const std::string& path, const RankedRun& run,
                     const std::string& tag = "counterpoint");
 
 // Reads a TREC run (space- or tab-separated, 6 fields). Each query's documents are ordered by
-// the rank column (file order among equal ranks); the tag is not kept. A malformed line, a
-// non-finite score or a document listed twice for one query throws CorruptFile "file:line: ...".
+// the rank column (file order among equal ranks); the tag is not kept. A score below a float's
+// range (1e-320) reads as a zero of its sign. A malformed line, a score that is not a finite float
+// (nan, inf, 1e39) or a document listed twice for one query throws CorruptFile "file:line: ...".
 RankedRun read_trec_run(const std::string& path);
 
 }  // namespace counterpoint::data

@@ -14,7 +14,8 @@ struct TsvRow {
   std::size_t line = 0;  // 1-based, for "file:line: ..." messages
 };
 
-// The non-empty lines of `path`, split on tabs; a leading BOM and CRLF endings are dropped.
+// The non-empty lines of `path` (ending at LF, CRLF or a lone CR), split on tabs; a leading BOM
+// and the line endings are dropped.
 // FileNotFound when there is no such file; the regular-file and size rules of core/files.h;
 // CorruptFile "path:line: ..." for a line that is not valid UTF-8 or holds a NUL byte.
 std::vector<TsvRow> read_tsv(const std::string& path);

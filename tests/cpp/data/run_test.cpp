@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "counterpoint/core/errors.h"
@@ -73,4 +74,26 @@ TEST(TrecRun, ReaderNamesTheBrokenLine) {
             dup + ":2: document \"d\" listed twice for query \"q\"");
   EXPECT_TRUE(read_trec_run(scratch_file("empty.trec", "")).empty());
   EXPECT_THROW(read_trec_run(fixture("absent.trec")), FileNotFound);
+}
+
+// A score too small for a float is finite (1e-320 is a double's subnormal, as tools scoring in
+// double write): it reads as a zero of its sign, keeping its rank, and was refused as "not a
+// finite number" (issue #62). Too large for a float is still refused (DataBadInput's 1e39).
+TEST(TrecRun, ScoresBelowTheFloatRangeReadAsZeroOfTheirSign) {
+  const std::string path = scratch_file("tiny.trec",
+                                        "q Q0 d1 1 1e-320 t\n"
+                                        "q Q0 d2 2 -1e-320 t\n"
+                                        "q Q0 d3 3 1e-40 t\n"
+                                        "q Q0 d4 4 0.000000000000000000000000000000000000000000000000001 t\n"
+                                        "q Q0 d5 5 -1e-99999 t\n");
+  const RankedRun run = read_trec_run(path);
+  ASSERT_EQ(run.at("q").size(), 5u);
+  EXPECT_EQ(run, (RankedRun{{"q", {{"d1", 0.0f}, {"d2", 0.0f}, {"d3", 1e-40f}, {"d4", 0.0f}, {"d5", 0.0f}}}}));
+  EXPECT_FALSE(std::signbit(run.at("q")[0].score));
+  EXPECT_TRUE(std::signbit(run.at("q")[1].score));
+  EXPECT_TRUE(std::signbit(run.at("q")[4].score));
+  for (const std::string score : {"-1e39", "1e400", "1e99999"}) {
+    const std::string huge = scratch_file("huge.trec", "q Q0 d 1 " + score + " t\n");
+    EXPECT_EQ(corrupt_message([&] { read_trec_run(huge); }), huge + ":1: score \"" + score + "\" is not a finite number");
+  }
 }
