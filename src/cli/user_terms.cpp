@@ -29,6 +29,7 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
       {"head_hidden", "--head-hidden"},
       {"encoder_learning_rate", "--encoder-lr"},
       {"dev_pairs", "--dev-pairs"},
+      {"dev_triples", "--dev-triples"},
       {"ef_search", "--ef-search"},
       {"nprobe", "--nprobe"},
       {"map_size", "--map-size"},

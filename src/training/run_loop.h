@@ -19,8 +19,8 @@
 
 namespace counterpoint::training::detail {
 
-// InvalidArgument naming `caller` (e.g. "train") for no triples or triples with differing
-// negative counts; returns that count.
+// InvalidArgument naming `caller` (e.g. "train") for no triples, a triple above kMaxTripleBytes or
+// triples with differing negative counts; returns that count.
 std::size_t require_uniform_triples(const std::vector<Triple>& triples, const std::string& caller);
 
 // InvalidArgument naming `config` (e.g. "TrainConfig") when `dir` is empty; IoError when it is a

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -230,6 +231,22 @@ void require_output_is_not_base(const std::string& base_dir, const TrainConfig& 
   detail::require_training_output_folder(config.output_dir, "TrainConfig", detail::TrainedKind::kEncoder);
 }
 
+// The triples of every dev file. A file holding none is refused, naming it: alpha would be tuned on
+// the others' triples alone, or (the only file) not at all, and the model written without one.
+std::vector<Triple> load_dev_triples(const std::vector<std::string>& files) {
+  std::vector<Triple> dev;
+  for (const auto& file : files) {
+    std::vector<Triple> part = load_tsv_triples(file);
+    if (part.empty()) {
+      throw InvalidArgument("TrainConfig.dev_triples file " + file +
+                            " holds no triples (lines anchor<TAB>positive<TAB>negative); give held-out triples to "
+                            "tune alpha on, or no dev triples");
+    }
+    dev.insert(dev.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+  }
+  return dev;
+}
+
 // Tunes alpha for cos(E) + alpha * sparsity(Es) on the dev triples, with the model just written
 // to config.output_dir as Es, and records it in that model's manifest.
 void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& config, EncoderTrainReport& report) {
@@ -273,9 +290,8 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   validate(config);
   detail::require_uniform_triples(triples, "train");
   require_output_is_not_base(encoder.directory(), config);
-  // Read now, so that a malformed dev file stops the run before training rather than after.
-  const std::vector<Triple> dev = config.dev_triples.empty() ? std::vector<Triple>{}
-                                                             : load_tsv_triples(config.dev_triples);
+  // Read now, so that a malformed or empty dev file stops the run before training rather than after.
+  const std::vector<Triple> dev = load_dev_triples(config.dev_triples);
   const detail::BatchPlan plan = detail::plan_batches(triples, config, config, "train");
   torch::set_num_threads(resolve_threads(config.threads, "threads"));
   TorchTextModel& model = encoder.model();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -74,6 +75,7 @@ namespace detail {
 
 std::size_t require_uniform_triples(const std::vector<Triple>& triples, const std::string& caller) {
   if (triples.empty()) throw InvalidArgument(caller + ": no triples");
+  require_triple_sizes(triples, caller);
   const std::size_t k = triples.front().negatives.size();
   for (std::size_t i = 0; i < triples.size(); ++i) {
     if (triples[i].negatives.size() != k) {
@@ -170,6 +172,98 @@ double schedule_factor(std::size_t step, std::size_t total, std::size_t warmup) 
   return std::max(0.0, double(total - step) / double(total - warmup));
 }
 
+namespace {
+
+// `text` for a message: quoted, and cut (at a character boundary) when long.
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kShown = 40;
+  if (text.size() <= kShown) return "'" + text + "'";
+  std::size_t end = kShown;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // a continuation byte
+  return "'" + text.substr(0, end) + "...' (" + std::to_string(text.size()) + " bytes)";
+}
+
+// Why make_batches found no complete batch in `triples`, in the terms of its rule: a triple whose
+// positive is its anchor fits no batch, and triples that share an anchor or positive text, or a
+// group, never share one. Such shares link the triples into clusters; one triple of each cluster
+// always fits a batch beside the others', so the count of clusters is a batch size that is sure
+// to form, and the text (or group) most shared is the cause to name.
+std::string why_no_batch(const std::vector<Triple>& triples) {
+  std::vector<std::size_t> cluster(triples.size());
+  std::iota(cluster.begin(), cluster.end(), 0);
+  const auto root = [&](std::size_t i) {
+    while (cluster[i] != i) i = cluster[i] = cluster[cluster[i]];
+    return i;
+  };
+  // How many triples use a text (as anchor or positive) or a group, and the first of them.
+  struct Uses {
+    std::size_t as_anchor = 0, as_positive = 0, as_group = 0, first = 0;
+    std::size_t triples() const { return as_anchor + as_positive + as_group; }
+  };
+  std::map<std::string, Uses> texts, groups;
+  std::size_t own_positive = 0, placeable = 0;
+  const Triple* own = nullptr;
+  const auto link = [&](std::map<std::string, Uses>& users, const std::string& key, std::size_t i) -> Uses& {
+    auto [it, fresh] = users.try_emplace(key, Uses{0, 0, 0, i});
+    if (!fresh) cluster[root(i)] = root(it->second.first);
+    return it->second;
+  };
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    const Triple& t = triples[i];
+    if (t.anchor == t.positive) {
+      ++own_positive;
+      if (!own) own = &t;
+      continue;
+    }
+    ++placeable;
+    ++link(texts, t.anchor, i).as_anchor;
+    ++link(texts, t.positive, i).as_positive;
+    if (!t.group.empty()) ++link(groups, t.group, i).as_group;
+  }
+  std::string why;
+  if (own_positive > 0) {
+    why = (own_positive == triples.size() ? "every triple's positive is its anchor"
+                                          : std::to_string(own_positive) + " of them have their anchor as positive") +
+          " (e.g. " + quoted(own->anchor) + "), which no batch takes";
+    if (placeable == 0) return why;
+    why += "; ";
+  }
+  std::set<std::size_t> clusters;
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    if (triples[i].anchor != triples[i].positive) clusters.insert(root(i));
+  }
+  const auto most_shared = [](const std::map<std::string, Uses>& users) {
+    auto best = users.begin();
+    for (auto it = users.begin(); it != users.end(); ++it) {
+      if (it->second.triples() > best->second.triples()) best = it;
+    }
+    return best;
+  };
+  const auto text = most_shared(texts);
+  std::string shared;
+  if (text->second.triples() > 1) {
+    const char* role = text->second.as_positive == 0   ? "the anchor"
+                       : text->second.as_anchor == 0 ? "the positive"
+                                                     : "the anchor or positive";
+    shared = "the text " + quoted(text->first) + " is " + role + " of " + std::to_string(text->second.triples()) +
+             " triples";
+  }
+  if (!groups.empty()) {
+    const auto group = most_shared(groups);
+    if (group->second.triples() > 1) {
+      shared += std::string(shared.empty() ? "" : " and ") + "the group " + quoted(group->first) + " holds " +
+                std::to_string(group->second.triples()) + " triples";
+    }
+  }
+  why += "triples that share an anchor or positive text, or a group, never share a batch";
+  if (!shared.empty()) why += ", and " + shared;
+  return why + "; linked so, " + (own_positive > 0 ? "the others" : "the triples") + " form " +
+         std::to_string(clusters.size()) + " distinct group" + (clusters.size() == 1 ? "" : "s") +
+         " (a batch size of at most " + std::to_string(clusters.size()) + " always fits)";
+}
+
+}  // namespace
+
 BatchPlan plan_batches(const std::vector<Triple>& triples, const OptimizerSettings& optimizer,
                        const LoopSettings& loop, const std::string& caller) {
   BatchPlan plan;
@@ -180,7 +274,7 @@ BatchPlan plan_batches(const std::vector<Triple>& triples, const OptimizerSettin
   }
   if (plan.empty()) {
     throw InvalidArgument(caller + ": " + std::to_string(triples.size()) + " triples make no complete batch of " +
-                          std::to_string(optimizer.batch_size));
+                          std::to_string(optimizer.batch_size) + ": " + why_no_batch(triples));
   }
   if (loop.max_steps > 0 && loop.max_steps < plan.size()) plan.resize(loop.max_steps);
   return plan;

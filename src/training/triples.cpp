@@ -300,11 +300,39 @@ std::vector<Triple> claim_stance_triples(const std::string& beir_dir, const std:
   return triples;
 }
 
+namespace {
+
+// The end of the refusal of a triple of `bytes` (texts together) above kMaxTripleBytes.
+std::string above_the_triple_limit(std::size_t bytes) {
+  return std::to_string(bytes) + " bytes, above the 1 MiB (" + std::to_string(kMaxTripleBytes) +
+         " bytes) a triple may hold; a model reads a few thousand characters of a text";
+}
+
+std::size_t bytes_of(const Triple& t) {
+  std::size_t bytes = t.anchor.size() + t.positive.size() + t.group.size();
+  for (const auto& n : t.negatives) bytes += n.size();
+  return bytes;
+}
+
+}  // namespace
+
+void require_triple_sizes(const std::vector<Triple>& triples, const std::string& caller) {
+  for (std::size_t i = 0; i < triples.size(); ++i) {
+    const std::size_t bytes = bytes_of(triples[i]);
+    if (bytes > kMaxTripleBytes) {
+      throw InvalidArgument(caller + ": triple " + std::to_string(i) + " is " + above_the_triple_limit(bytes));
+    }
+  }
+}
+
 std::vector<Triple> load_tsv_triples(const std::string& path) {
   std::vector<Triple> triples;
   for (const data::TsvRow& row : data::read_tsv(path)) {
     const std::vector<std::string>& f = row.fields;
     const std::string where = path + ":" + std::to_string(row.line) + ": ";
+    std::size_t line_bytes = f.size() - 1;  // the tabs
+    for (const auto& field : f) line_bytes += field.size();
+    if (line_bytes > kMaxTripleBytes) throw CorruptFile(where + "the line is " + above_the_triple_limit(line_bytes));
     if (f.size() != 3 && f.size() != 4) {
       throw CorruptFile(where + "expected anchor<TAB>positive<TAB>negative[<TAB>group], found " +
                         std::to_string(f.size()) + " fields");

@@ -4,6 +4,11 @@
 // are derived from them by a matrix product (Encoder::rows_from_features). A record is keyed by
 // the encoder's feature_key (network and tokenizer checksums, lower-casing, pooling, max length,
 // prefix) and the SHA-256 of the text, so nothing that changes an embedding can hit a stale row.
+// Every record carries a checksum, verified before its features are used: a record that fails it
+// (a changed byte, a write cut short by a crash, records misaligned after a cut one) and a file of
+// the earlier format without checksums are computed again, and the file is rewritten without
+// them (said on stderr). A file that is not a feature cache, or one of a newer format, is refused
+// (CorruptFile naming it) rather than replaced.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +26,8 @@ std::string default_cache_directory();
 
 class FeatureCache {
  public:
-  // Records live in <directory>/features/<feature key>.bin (created on first write).
+  // Records live in <directory>/features/<feature key>.v2.bin (created on first write; format 1's
+  // "<feature key>.bin" files are left to the versions that read them).
   explicit FeatureCache(std::string directory = default_cache_directory());
 
   // Rows of `texts` as encoder.encode(texts, options) gives them: features found in the cache are

@@ -63,7 +63,8 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   // Dev evaluation of the model in training (higher is better), on LoopSettings' schedule.
   std::function<double(Encoder&)> dev_evaluation;
   std::string model_name;  // written to the manifest; default: base name + "-" + loss
-  // Held-out triple files (load_tsv_triples). When given, after training the alpha of
+  // Held-out triple files (load_tsv_triples), each holding triples: a file of none is refused
+  // (InvalidArgument naming it) before training. When given, after training the alpha of
   // cos(E) + alpha * sparsity(Es) is tuned on them (dev_task, eval::tune_alpha_on_task), the
   // trained model as Es, and recorded in its manifest (eval::record_tuned_alpha): the alpha a
   // search with it then uses (retrieval::choose_alpha).

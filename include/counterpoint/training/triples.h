@@ -108,8 +108,17 @@ std::size_t add_inverted_negatives(std::vector<Triple>& triples, const text::Inv
                                    InvertedText which = InvertedText::kAnchor,
                                    const std::vector<bool>* flip_negatives = nullptr);
 
+// The most a triple may hold, its texts together (a triples file's line): an encoder reads at most
+// max_length tokens of a text (512 at most here, a few thousand characters) but tokenizes it whole
+// first, so a 20 MB line cost 14 s and 950 MB to train on its first tokens (200 MB: minutes and
+// about 10 GB). 1 MiB is hundreds of times any text a model reads.
+inline constexpr std::size_t kMaxTripleBytes = std::size_t(1) << 20;
+// InvalidArgument naming `caller` and the first triple whose texts together exceed kMaxTripleBytes.
+void require_triple_sizes(const std::vector<Triple>& triples, const std::string& caller);
+
 // Lines anchor<TAB>positive<TAB>negative[<TAB>group], no header. A line with another field
-// count or an empty anchor/positive/negative throws CorruptFile "file:line: ...".
+// count, an empty anchor/positive/negative, or above kMaxTripleBytes throws CorruptFile
+// "file:line: ...".
 std::vector<Triple> load_tsv_triples(const std::string& path);
 // Several such files, concatenated in order.
 std::vector<Triple> load_tsv_triples(const std::vector<std::string>& paths);

@@ -391,7 +391,7 @@ TEST(FeatureCache, AFileOfAnotherWidthIsCorruptNotReadAsFeatures) {
   fs::remove_all(cache_dir);
   auto dense = Encoder::load(kFixture, EncoderConfig{1});
   fs::create_directories(cache_dir + "/features");
-  write_file_atomic(cache_dir + "/features/" + dense->feature_key() + ".bin", "counterpoint-features/1 16\n");
+  write_file_atomic(cache_dir + "/features/" + dense->feature_key() + ".v2.bin", "counterpoint-features/2 16\n");
   FeatureCache cache(cache_dir);
   EXPECT_THROW(cache.encode(*dense, {"a text"}), CorruptFile);
   fs::remove_all(cache_dir);
