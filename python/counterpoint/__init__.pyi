@@ -12,7 +12,7 @@ __version__: str
 ArrayLike = npt.ArrayLike
 FloatArray = npt.NDArray[np.float32]
 Progress = Union[bool, Callable[[int, int], Optional[bool]]]
-PathType = Union[str, PathLike]
+PathType = Union[str, bytes, PathLike]  # every path argument: str, bytes or os.PathLike
 
 class CorruptFileError(ValueError): ...
 

@@ -10,7 +10,6 @@ $COUNTERPOINT_MODELS, the folder set-up installed the default models into, then 
 """
 
 import importlib.util as _importlib_util
-import os as _os
 import pathlib as _pathlib
 
 from . import _core
@@ -61,10 +60,10 @@ def install(name, *, force=False, dest=None):
     Raises ValueError for a name that is not pinned (or sparse-default, which is trained) and
     RuntimeError when a download fails, a hash differs from its pin or a conversion fails; no
     half-written model is left behind."""
+    folder = _core._path_argument(dest, "dest") if dest is not None else str(user_cache())
     installer = _installer()
     try:
-        target, _ = installer.install(str(name), _os.fspath(dest) if dest is not None else str(user_cache()),
-                                      force=force)
+        target, _ = installer.install(str(name), folder, force=force)
     except installer.InstallError as e:
         raise (ValueError if e.status == 2 else RuntimeError)(str(e)) from None
     return _pathlib.Path(target)

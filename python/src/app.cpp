@@ -1,9 +1,5 @@
 // counterpoint.run_beir and counterpoint.run_stance: the library's evaluation workflows (the
 // ones `counterpoint run` and `counterpoint stance` print), returning their reports as dicts.
-#include <pybind11/stl/filesystem.h>
-
-#include <filesystem>
-
 #include "bindings.h"
 #include "counterpoint/app/beir_run.h"
 #include "counterpoint/app/stance_run.h"
@@ -13,8 +9,6 @@ namespace counterpoint::python {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   py::dict d;
   d["value"] = alpha.value;
@@ -22,17 +16,17 @@ py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   return d;
 }
 
-py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const fs::path& model, std::optional<fs::path> sparse_model,
+py::dict beir_run(py::handle dataset, py::handle qrels, py::handle model, py::handle sparse_model,
                   const std::string& scorer, std::optional<double> alpha, std::optional<std::size_t> k,
                   std::size_t candidates, std::vector<std::string> metrics, std::optional<std::string> tune_alpha,
-                  const std::optional<fs::path>& index_cache, const std::optional<fs::path>& out, bool keep_self, std::optional<std::string> prefix,
+                  py::handle index_cache, py::handle out, bool keep_self, std::optional<std::string> prefix,
                   const std::string& stage1, const std::string& fusion, double fusion_lambda, int threads,
                   std::optional<double> sparsity_scale, py::object progress) {
   app::BeirRunOptions o;
-  o.dataset = dataset.string();
-  o.qrels = qrels.string();
-  o.model = model.string();
-  o.sparse_model = sparse_model ? sparse_model->string() : "";
+  o.dataset = path_argument(dataset, "dataset");
+  o.qrels = path_argument(qrels, "qrels");
+  o.model = path_argument(model, "model", kModelExpected);
+  o.sparse_model = optional_path(sparse_model, "sparse_model", kModelExpected).value_or("");
   retrieval::set_scorer(o.search, scorer);
   if (alpha) o.search.alpha = float(*alpha);
   if (sparsity_scale) o.search.sparsity.scale = float(*sparsity_scale);
@@ -40,8 +34,8 @@ py::dict beir_run(const fs::path& dataset, const fs::path& qrels, const fs::path
   o.search.candidates = candidates;
   o.metrics = std::move(metrics);
   if (tune_alpha) o.tune_alpha = eval::parse_alpha_search(*tune_alpha);
-  if (index_cache) o.index_cache = index_cache->string();
-  if (out) o.out = out->string();
+  if (auto cache = optional_path(index_cache, "index_cache")) o.index_cache = *cache;
+  if (auto run_file = optional_path(out, "out")) o.out = *run_file;
   o.keep_self = keep_self;
   o.prefix = prefix;
   o.search.stage1 = retrieval::parse_stage1(stage1);
@@ -75,16 +69,16 @@ py::dict scores_dict(const eval::StanceScores& s) {
   return d;
 }
 
-py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::path& model, const std::string& templates,
+py::dict stance_run(py::handle dataset, py::handle qrels, py::handle model, const std::string& templates,
                     const std::string& stage1, const std::string& fusion, double fusion_lambda, std::size_t candidates,
-                    const std::optional<fs::path>& index_cache, std::size_t ablation, int threads,
-                    std::optional<fs::path> sparse_model, const std::string& scorer, std::optional<double> alpha,
+                    py::handle index_cache, std::size_t ablation, int threads,
+                    py::handle sparse_model, const std::string& scorer, std::optional<double> alpha,
                     py::object progress) {
   app::StanceRunOptions o;
-  o.dataset = dataset.string();
-  o.qrels = qrels.string();
-  o.model = model.string();
-  o.sparse_model = sparse_model ? sparse_model->string() : "";
+  o.dataset = path_argument(dataset, "dataset");
+  o.qrels = path_argument(qrels, "qrels");
+  o.model = path_argument(model, "model", kModelExpected);
+  o.sparse_model = optional_path(sparse_model, "sparse_model", kModelExpected).value_or("");
   retrieval::set_scorer(o.search, scorer);
   if (alpha) o.search.alpha = float(*alpha);
   o.templates = app::parse_stance_templates(templates);
@@ -92,7 +86,7 @@ py::dict stance_run(const fs::path& dataset, const fs::path& qrels, const fs::pa
   o.search.fusion = retrieval::parse_fusion(fusion);
   o.search.fusion_lambda = float(fusion_lambda);
   o.search.candidates = candidates;
-  if (index_cache) o.index_cache = index_cache->string();
+  if (auto cache = optional_path(index_cache, "index_cache")) o.index_cache = *cache;
   o.ablation = ablation;
   o.threads = threads;
   ProgressBridge bridge(progress, "encoding corpus");

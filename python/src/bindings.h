@@ -1,6 +1,6 @@
 // The conversions every part of counterpoint._core shares: numpy arrays in (zero-copy for
-// C-contiguous float32) and out (owning their buffers), text lists, and the bridge that turns
-// the library's progress callback into a tqdm bar, a user callback and Ctrl-C.
+// C-contiguous float32) and out (owning their buffers), text lists, paths, and the bridge that
+// turns the library's progress callback into a tqdm bar, a user callback and Ctrl-C.
 #pragma once
 
 #include <pybind11/functional.h>
@@ -42,12 +42,31 @@ MatrixView as_view(const FloatArray& array);
 py::array_t<float> to_numpy(Matrix&& matrix);
 py::array_t<float> to_numpy(std::vector<float>&& values);
 
+// The name of `object`'s type, as a TypeError says what it got.
+std::string type_name(py::handle object);
+
 // A list of str; a single str (a common slip) or other element types raise TypeError.
 std::vector<std::string> text_list(py::handle object, const char* name);
 // A str as UTF-8; ValueError naming `what` for one that has no UTF-8 form (a lone surrogate).
 std::string text_of(py::handle item, const std::string& what);
 // None -> nullopt, a str -> text_of; TypeError otherwise. For optional text arguments (prefixes).
 std::optional<std::string> optional_text(py::handle object, const char* name);
+
+// What a path argument, or one that names a model or its folder, must be (said by a TypeError).
+inline constexpr const char* kPathExpected = "a path (str, bytes or os.PathLike)";
+inline constexpr const char* kModelExpected = "a model name or path (str, bytes or os.PathLike)";
+
+// The one conversion of every path argument (and of a model's name-or-path): a str, bytes or
+// os.PathLike, as the file system takes it (os.fsencode's bytes: a bytes path is used as given).
+// TypeError naming `name` for anything else ("`name` must be `expected`, got <type>"); ValueError
+// naming it for a path holding a NUL, which the system would silently cut there.
+std::string path_argument(py::handle object, const std::string& name,
+                          const char* expected = kPathExpected);
+// None -> nullopt, anything else -> path_argument.
+std::optional<std::string> optional_path(py::handle object, const std::string& name,
+                                         const char* expected = kPathExpected);
+// A list of paths, each through path_argument (named name[i]); a single path is refused as a slip.
+std::vector<std::string> path_list(py::handle object, const std::string& name);
 
 // Drives a long C++ call's progress: when `progress` is True a tqdm bar on a terminal or in a
 // notebook, else (a log) a line "description: done/total" every kProgressLogInterval; a callable
@@ -62,6 +81,9 @@ class ProgressBridge {
   ProgressBridge& operator=(const ProgressBridge&) = delete;
 
   const ProgressCallback& callback() const { return callback_; }
+  // Whether Ctrl-C (or another signal whose handler raised) arrived: the exception is kept for
+  // rethrow_if_failed(). Called between progress reports, through the InterruptScope run_released installs.
+  bool interrupted();
   // Ends the bar now (the destructor does it otherwise).
   void close();
   // Raises the kept Python exception, if any (call with the GIL held).
@@ -84,11 +106,13 @@ class ProgressBridge {
   ProgressCallback callback_;
 };
 
-// Runs `work` with the GIL released; a Cancelled raised because the bridge's callback failed
-// becomes the Python exception that caused it (KeyboardInterrupt for Ctrl-C).
+// Runs `work` with the GIL released, Ctrl-C looked at by the library's inner loops as well as at
+// each progress report; a Cancelled raised because the bridge's callback failed or a signal
+// arrived becomes the Python exception that caused it (KeyboardInterrupt for Ctrl-C).
 template <typename Work>
 auto run_released(ProgressBridge& bridge, Work&& work) -> decltype(work()) {
   try {
+    const InterruptScope interrupts([&bridge] { return bridge.interrupted(); });
     py::gil_scoped_release release;
     return work();
   } catch (const std::exception&) {

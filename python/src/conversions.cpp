@@ -1,4 +1,4 @@
-// Array, text-list and progress conversions shared by the bindings (see bindings.h).
+// Array, text-list, path and progress conversions shared by the bindings (see bindings.h).
 #include <string>
 #include <utility>
 
@@ -20,6 +20,8 @@ std::string shape_string(const py::array& array) {
 
 }  // namespace
 
+std::string type_name(py::handle object) { return py::str(py::type::of(object).attr("__name__")); }
+
 FloatArray float_array(py::handle object, const char* name, const char* expected_shape,
                        int min_ndim, int max_ndim) {
   py::array array;
@@ -29,9 +31,8 @@ FloatArray float_array(py::handle object, const char* name, const char* expected
     try {
       array = py::module_::import("numpy").attr("asarray")(object);
     } catch (py::error_already_set&) {
-      throw py::type_error(std::string(name) + " must be a float32 array of shape " +
-                           expected_shape + ", got " +
-                           std::string(py::str(py::type::of(object).attr("__name__"))));
+      throw py::type_error(std::string(name) + " must be a float32 array of shape " + expected_shape + ", got " +
+                           type_name(object));
     }
   }
   const char kind = array.dtype().kind();
@@ -105,10 +106,54 @@ std::string text_of(py::handle item, const std::string& what) {
 std::optional<std::string> optional_text(py::handle object, const char* name) {
   if (object.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(object)) {
-    throw py::type_error(std::string(name) + " must be str or None, got " +
-                         std::string(py::str(py::type::of(object).attr("__name__"))));
+    throw py::type_error(std::string(name) + " must be str or None, got " + type_name(object));
   }
   return text_of(object, name);
+}
+
+std::string path_argument(py::handle object, const std::string& name, const char* expected) {
+  // os.fspath: str and bytes as they are, an os.PathLike's __fspath__(), TypeError otherwise.
+  PyObject* fspath = PyOS_FSPath(object.ptr());
+  if (fspath == nullptr) {
+    PyErr_Clear();
+    throw py::type_error(name + " must be " + expected + ", got " + type_name(object));
+  }
+  const py::object path = py::reinterpret_steal<py::object>(fspath);
+  // os.fsencode: the bytes the file system sees (a str's undecodable bytes come back as they were).
+  const py::bytes encoded = py::isinstance<py::bytes>(path)
+                                ? py::reinterpret_borrow<py::bytes>(path)
+                                : py::reinterpret_steal<py::bytes>(PyUnicode_EncodeFSDefault(path.ptr()));
+  if (!encoded) {
+    // A lone surrogate that no byte escapes to ("\ud800"): a bad value, not a failed cast.
+    py::error_already_set error;
+    throw py::value_error(name + " cannot be encoded as a file name (" + std::string(py::str(error.value())) + ")");
+  }
+  std::string bytes = encoded;
+  if (bytes.find('\0') != std::string::npos) {
+    // The system reads a file name up to its first NUL: "idx/good\0junk" would open idx/good.
+    throw py::value_error(name + " must not contain a NUL character (a file name ends at one), got " +
+                          std::string(py::repr(path)));
+  }
+  return bytes;
+}
+
+std::optional<std::string> optional_path(py::handle object, const std::string& name, const char* expected) {
+  if (object.is_none()) return std::nullopt;
+  return path_argument(object, name, expected);
+}
+
+std::vector<std::string> path_list(py::handle object, const std::string& name) {
+  if (py::isinstance<py::str>(object) || py::isinstance<py::bytes>(object) || py::hasattr(object, "__fspath__")) {
+    throw py::type_error(name + " must be a list of paths, not a single path (wrap it: [path])");
+  }
+  if (!py::isinstance<py::iterable>(object)) {
+    throw py::type_error(name + " must be a list of paths, got " + type_name(object));
+  }
+  std::vector<std::string> paths;
+  for (py::handle item : py::reinterpret_borrow<py::iterable>(object)) {
+    paths.push_back(path_argument(item, name + "[" + std::to_string(paths.size()) + "]"));
+  }
+  return paths;
 }
 
 std::vector<std::string> text_list(py::handle object, const char* name) {
@@ -116,16 +161,14 @@ std::vector<std::string> text_list(py::handle object, const char* name) {
     throw py::type_error(std::string(name) + " must be a list of str, not a single str (wrap it: [text])");
   }
   if (!py::isinstance<py::iterable>(object)) {
-    throw py::type_error(std::string(name) + " must be a list of str, got " +
-                         std::string(py::str(py::type::of(object).attr("__name__"))));
+    throw py::type_error(std::string(name) + " must be a list of str, got " + type_name(object));
   }
   std::vector<std::string> texts;
   if (py::hasattr(object, "__len__")) texts.reserve(py::len(object));
   for (py::handle item : py::reinterpret_borrow<py::iterable>(object)) {
     if (!py::isinstance<py::str>(item)) {
-      throw py::type_error(std::string(name) + "[" + std::to_string(texts.size()) +
-                           "] must be str, got " +
-                           std::string(py::str(py::type::of(item).attr("__name__"))));
+      throw py::type_error(std::string(name) + "[" + std::to_string(texts.size()) + "] must be str, got " +
+                           type_name(item));
     }
     texts.push_back(text_of(item, std::string(name) + "[" + std::to_string(texts.size()) + "]"));
   }
@@ -159,10 +202,17 @@ void ProgressBridge::close() {
   bar_ = py::object();
 }
 
+bool ProgressBridge::interrupted() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return false;
+  error_ = std::make_unique<py::error_already_set>();
+  return true;
+}
+
 bool ProgressBridge::report(std::size_t done, std::size_t total) {
+  if (interrupted()) return false;
   py::gil_scoped_acquire gil;
   try {
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     if (wanted_ && log_lines_) {
       show_line(done, total);
     } else if (wanted_) {

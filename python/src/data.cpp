@@ -31,17 +31,18 @@ py::object to_python_json(const nlohmann::json& value) {
 
 std::string as_id(py::handle value, const char* what) {
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  if (py::isinstance<py::int_>(value)) return std::string(py::str(value));
-  throw py::type_error(std::string(what) + " must be str (or int), got " +
-                       std::string(py::str(py::type::of(value).attr("__name__"))));
+  // An int, or a numpy integer (__index__) as pandas' columns give ids.
+  if (py::isinstance<py::int_>(value) || PyIndex_Check(value.ptr())) {
+    return std::string(py::str(py::int_(py::reinterpret_borrow<py::object>(value))));
+  }
+  throw py::type_error(std::string(what) + " must be str (or int), got " + type_name(value));
 }
 
 double as_score(py::handle value, const std::string& where) {
   try {
     return value.cast<double>();
   } catch (const py::cast_error&) {
-    throw py::type_error("score of " + where + " must be a number, got " +
-                         std::string(py::str(py::type::of(value).attr("__name__"))));
+    throw py::type_error("score of " + where + " must be a number, got " + type_name(value));
   }
 }
 
@@ -76,6 +77,42 @@ data::RankedRun to_run(py::handle run) {
   return result;
 }
 
+// A relevance grade: an integer (int, bool, numpy's integers and bool, as pandas' columns give
+// them) or a float holding a whole number (an int column with a gap reads as float64 in pandas);
+// ValueError for a fraction, NaN or a value beyond int, TypeError for what is no number.
+int as_grade(py::handle grade, const std::string& where) {
+  const auto out_of_range = [&] {
+    return py::value_error(where + " = " + std::string(py::str(grade)) + " is out of range (grades are integers from " +
+                           std::to_string(std::numeric_limits<int>::min()) + " to " +
+                           std::to_string(std::numeric_limits<int>::max()) + ")");
+  };
+  const bool has_float = py::hasattr(grade, "__float__") && !py::isinstance<py::str>(grade);
+  if (py::isinstance<py::int_>(grade) || (!has_float && PyIndex_Check(grade.ptr()))) {
+    const py::object integer = py::reinterpret_steal<py::object>(PyNumber_Index(grade.ptr()));
+    if (!integer) throw py::error_already_set();
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(integer.ptr(), &overflow);
+    if (overflow != 0 || value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+      throw out_of_range();
+    }
+    return int(value);
+  }
+  // numpy's integers and bool, floats: read as a number (exact for every value an int holds).
+  if (!has_float) throw py::type_error(where + " must be an int grade, got " + type_name(grade));
+  const double value = PyFloat_AsDouble(grade.ptr());
+  if (value == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::type_error(where + " must be an int grade, got " + type_name(grade));
+  }
+  if (!std::isfinite(value) || value != std::floor(value)) {
+    throw py::value_error(where + " = " + std::string(py::str(grade)) + " is not a whole number (grades are integers)");
+  }
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+    throw out_of_range();
+  }
+  return int(value);
+}
+
 data::Qrels to_qrels(py::handle qrels) {
   if (!py::isinstance<py::dict>(qrels)) throw py::type_error("qrels must be a dict {query_id: {doc_id: grade}}");
   data::Qrels result;
@@ -84,27 +121,16 @@ data::Qrels to_qrels(py::handle qrels) {
     if (!py::isinstance<py::dict>(judgements)) throw py::type_error("qrels[" + qid + "] must be a dict {doc_id: grade}");
     for (auto [doc, grade] : py::reinterpret_borrow<py::dict>(judgements)) {
       const std::string did = as_id(doc, "qrels document id");
-      if (!py::isinstance<py::int_>(grade)) {
-        throw py::type_error("qrels[" + qid + "][" + did + "] must be an int grade");
-      }
-      // pybind11's cast of an int beyond 32 bits is a RuntimeError "Unable to cast".
-      const long long value = PyLong_AsLongLong(grade.ptr());
-      const bool overflow = value == -1 && PyErr_Occurred();
-      if (overflow) PyErr_Clear();
-      if (overflow || value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
-        throw py::value_error("qrels[" + qid + "][" + did + "] = " + std::string(py::str(grade)) +
-                              " is out of range (grades are integers from -2147483648 to 2147483647)");
-      }
-      result[qid][did] = int(value);
+      result[qid][did] = as_grade(grade, "qrels[" + qid + "][" + did + "]");
     }
   }
   return result;
 }
 
-// A file a data-layer reader reads from `path` (str or os.PathLike), the GIL released meanwhile.
+// A file a data-layer reader reads from the path argument `path`, the GIL released meanwhile.
 template <typename Read>
-auto read_without_gil(py::object path, Read read) {
-  const std::string file = py::str(py::module_::import("os").attr("fspath")(path));
+auto read_without_gil(py::handle path, Read read) {
+  const std::string file = path_argument(path, "path");
   py::gil_scoped_release release;
   return read(file);
 }
@@ -137,8 +163,9 @@ void register_data(py::module_& m) {
       .def_readonly("directory", &Dataset::directory, "The data set directory.")
       .def(
           "qrels",
-          [](const Dataset& d, const std::string& split) {
-            return data::load_qrels(data::qrels_path(d.directory, split));
+          [](const Dataset& d, py::handle split) {
+            // The split names a file (qrels/<split>.tsv): a path part, converted as one.
+            return data::load_qrels(data::qrels_path(d.directory, path_argument(split, "split", "a split name (str)")));
           },
           py::arg("split"), "The judgements of one split: {query_id: {doc_id: grade}}.")
       .def("__repr__", [](const Dataset& d) {
@@ -148,9 +175,9 @@ void register_data(py::module_& m) {
 
   m.def(
       "load_beir",
-      [](py::object path) {
+      [](py::handle path) {
         Dataset dataset;
-        dataset.directory = py::str(py::module_::import("os").attr("fspath")(path));
+        dataset.directory = path_argument(path, "dataset_dir");
         data::BeirDataset content;
         {
           py::gil_scoped_release release;
@@ -167,14 +194,14 @@ void register_data(py::module_& m) {
 Returns a Dataset with corpus (list of Document), queries (list of Query), splits (list of str)
 and qrels(split). Raises FileNotFoundError for a missing file, CorruptFileError for bad lines.)");
   m.def(
-      "load_corpus", [](py::object path) { return read_without_gil(path, data::load_documents); },
+      "load_corpus", [](py::handle path) { return read_without_gil(path, data::load_documents); },
       py::arg("path"),
       R"(Reads a corpus as `counterpoint index build --corpus` does: a BEIR folder (its corpus.jsonl), or
 a .jsonl, .csv or .tsv file (a header naming one column each for id, text and optionally title) or a
 .txt file (one document per line, its id the line number). Returns a list of Document (id, title,
 text, encoding_text). Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
   m.def(
-      "load_queries", [](py::object path) {
+      "load_queries", [](py::handle path) {
         return read_without_gil(path, [](const std::string& file) { return data::load_query_file(file); });
       },
       py::arg("path"),
@@ -183,11 +210,7 @@ and text columns, or a text file of one query per line (ids q1, q2, ...). Return
 Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
   m.def(
       "load_qrels",
-      [](py::object path) {
-        std::string file = py::str(py::module_::import("os").attr("fspath")(path));
-        py::gil_scoped_release release;
-        return data::load_qrels(file);
-      },
+      [](py::handle path) { return read_without_gil(path, data::load_qrels); },
       py::arg("path"),
       R"(Reads relevance judgements (BEIR TSV with header, 3-column or TREC 4-column) into
 {query_id: {doc_id: grade}}. Raises FileNotFoundError / CorruptFileError.)");
@@ -216,7 +239,8 @@ Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
 
 Arguments:
     run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]}.
-    qrels: {query_id: {doc_id: grade}} (e.g. from load_qrels).
+    qrels: {query_id: {doc_id: grade}} (e.g. from load_qrels); a grade is an int, a numpy integer
+        (as pandas gives) or a float holding a whole number.
     metrics: names such as "ndcg@10", "recall@100", "p@10", "mrr@10", "acc@1", "map", "map@100", "p@r"; nDCG@k for any k.
     exclude_self: drop a document whose id equals the query id (BEIR convention, ArguAna).
     per_query: return {query_id: {metric: value}} instead of the means.
@@ -227,7 +251,8 @@ Returns:
 
 Raises:
     ValueError for empty qrels, a run that ranks none of the judged queries (ids that do not
-    match), an unknown metric, a document listed twice or a non-finite score;
+    match), an unknown metric, a document listed twice, a non-finite score or a grade that is not
+    a whole number;
     TypeError for a run or qrels of the wrong shape.)");
   m.def(
       "tune_alpha",
@@ -247,7 +272,7 @@ Raises:
               if (!py::isinstance<py::float_>(score) && !py::isinstance<py::int_>(score) &&
                   !py::hasattr(score, "__float__")) {
                 throw py::type_error("tune_alpha: objective(" + std::to_string(alpha) + ") returned " +
-                                     std::string(py::str(py::type::of(score).attr("__name__"))) +
+                                     type_name(score) +
                                      ", not a number");
               }
               return py::float_(score).cast<double>();

@@ -1,8 +1,5 @@
 // counterpoint.Encoder: a model directory turned into embeddings, with the GIL released while
 // the network runs.
-#include <pybind11/stl/filesystem.h>
-
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,19 +37,20 @@ SHA-256 for every file), the tokenizer file(s) and the TorchScript network. Load
 Encoder.load(model_dir).)")
       .def_static(
           "load",
-          [](const std::filesystem::path& model_dir, int threads, bool int8) {
+          [](py::handle model_dir, int threads, bool int8) {
+            const std::string model = path_argument(model_dir, "model_dir", kModelExpected);
             if (threads < 0) throw py::value_error("threads must be >= 0, got " + std::to_string(threads));
             EncoderConfig config;
             config.threads = threads;
             config.int8 = int8;
             py::gil_scoped_release release;
-            return Encoder::load(resolve_model(model_dir.string()), config);
+            return Encoder::load(resolve_model(model), config);
           },
           py::arg("model_dir"), py::arg("threads") = 0, py::arg("int8") = false,
           R"(Loads the model in `model_dir` after verifying every file's checksum.
 
 Arguments:
-    model_dir: the model directory (manifest.json, tokenizer, model.pt; a str or os.PathLike),
+    model_dir: the model directory (manifest.json, tokenizer, model.pt; a str, bytes or os.PathLike),
         or the name of an installed model (any case; hub ids such as
         "sentence-transformers/all-MiniLM-L6-v2" too), looked up in $COUNTERPOINT_MODELS, then
         the folder set-up installed into, then the per-user cache (counterpoint.models).

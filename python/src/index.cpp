@@ -214,8 +214,7 @@ void add_rows(DocumentIndex& documents, py::handle ids, py::handle embeddings, p
 // ValueError for a str without a UTF-8 form (a lone surrogate), not pybind11's TypeError.
 std::string str_argument(py::handle value, const char* name) {
   if (!py::isinstance<py::str>(value)) {
-    throw py::type_error(std::string(name) + " must be str, got " +
-                         std::string(py::str(py::type::of(value).attr("__name__"))));
+    throw py::type_error(std::string(name) + " must be str, got " + type_name(value));
   }
   return text_of(value, name);
 }
@@ -764,8 +763,8 @@ Raises ValueError for mismatched lengths or an id that is empty, repeated or alr
           "Approximate bytes held in memory.")
       .def(
           "save",
-          [](const PyIndex& self, py::object path) {
-            std::string directory = py::str(py::module_::import("os").attr("fspath")(path));
+          [](const PyIndex& self, py::handle path) {
+            const std::string directory = path_argument(path, "path");
             py::gil_scoped_release release;
             self.documents->save(directory);
           },
@@ -775,8 +774,8 @@ The index records which encoders made its rows (their identity, not the models):
 same ones again to Index.load. Raises OSError on file-system failures.)")
       .def_static(
           "load",
-          [](py::object path, std::shared_ptr<Encoder> encoder, std::shared_ptr<Encoder> sparse_encoder) {
-            std::string directory = py::str(py::module_::import("os").attr("fspath")(path));
+          [](py::handle path, std::shared_ptr<Encoder> encoder, std::shared_ptr<Encoder> sparse_encoder) {
+            const std::string directory = path_argument(path, "path");
             std::shared_ptr<DocumentIndex> documents;
             {
               py::gil_scoped_release release;
@@ -1028,9 +1027,7 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
         if (sparsity_scale) options.sparsity_scale = float(*sparsity_scale);
         options.candidates = positive(candidates, "candidates");
         options.identical_guard = guard;
-        const std::optional<std::string> out_dir =
-            out.is_none() ? std::nullopt
-                          : std::optional<std::string>(py::str(py::module_::import("os").attr("fspath")(out)));
+        const std::optional<std::string> out_dir = optional_path(out, "out");
         retrieval::CleaningReport report;
         {
           py::gil_scoped_release release;

@@ -1,10 +1,26 @@
 // Entry point of counterpoint._core: the exception mapping and the module's parts.
+#include <cstring>
+
 #include "bindings.h"
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/version.h"
 
 namespace counterpoint::python {
+
+namespace {
+
+// The library's message as the exception's text. A message names the paths it concerns as the
+// file system gave them, which need not be UTF-8 (a bytes path): those bytes show escaped
+// ("\xff") rather than the exception turning into a UnicodeDecodeError.
+void set_error(PyObject* type, const char* message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message, py::ssize_t(std::strlen(message)), "backslashreplace");
+  if (text == nullptr) return;  // out of memory: that error stands
+  PyErr_SetObject(type, text);
+  Py_DECREF(text);
+}
+
+}  // namespace
 
 void register_errors(py::module_& m) {
   // CorruptFile is a ValueError to Python callers (the content is wrong, not the OS).
@@ -17,17 +33,17 @@ void register_errors(py::module_& m) {
     try {
       std::rethrow_exception(pointer);
     } catch (const Cancelled& e) {
-      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      set_error(PyExc_KeyboardInterrupt, e.what());
     } catch (const CorruptFile& e) {
-      corrupt_file(e.what());
+      set_error(corrupt_file.ptr(), e.what());
     } catch (const FileNotFound& e) {
-      PyErr_SetString(PyExc_FileNotFoundError, e.what());
+      set_error(PyExc_FileNotFoundError, e.what());
     } catch (const InvalidArgument& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const IoError& e) {
-      PyErr_SetString(PyExc_OSError, e.what());
+      set_error(PyExc_OSError, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_error(PyExc_RuntimeError, e.what());
     }
   });
 }
@@ -50,6 +66,21 @@ void register_progress(py::module_& m) {
       .def("close", [](ProgressBridge& self) { self.close(); });
 }
 
+// The path conversion of the compiled functions for the package's Python ones (models.install).
+void register_paths(py::module_& m) {
+  m.def(
+      "_path_argument",
+      [](py::handle path, const std::string& name) {
+        const std::string bytes = path_argument(path, name);
+        PyObject* text = PyUnicode_DecodeFSDefaultAndSize(bytes.data(), py::ssize_t(bytes.size()));
+        if (text == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::str>(text);
+      },
+      py::arg("path"), py::arg("name"),
+      "`path` (str, bytes or os.PathLike) as a str, as every path argument of the module is read: TypeError or "
+      "ValueError (a NUL) naming `name`.");
+}
+
 }  // namespace counterpoint::python
 
 PYBIND11_MODULE(_core, m) {
@@ -64,4 +95,5 @@ PYBIND11_MODULE(_core, m) {
   cpp::register_training(m);
   cpp::register_app(m);
   cpp::register_progress(m);
+  cpp::register_paths(m);
 }

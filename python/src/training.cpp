@@ -1,12 +1,10 @@
 // counterpoint._core training: Triple and LabeledPair, the data builders, train_sparsecl /
 // train_contrastive / train_verifier (GIL released, progress and Ctrl-C through ProgressBridge),
 // and MapVerifier for scoring token maps and for Index.search(scorer="verifier").
-#include <filesystem>
 #include <functional>
 #include <optional>
 
 #include <pybind11/operators.h>
-#include <pybind11/stl/filesystem.h>
 
 #include "bindings.h"
 #include "counterpoint/encoder/encoder.h"
@@ -21,7 +19,6 @@ namespace counterpoint::python {
 
 namespace {
 
-namespace fs = std::filesystem;
 using training::LabeledPair;
 using training::Triple;
 
@@ -33,16 +30,10 @@ const scoring::VerifierShape kShapeDefaults{};
 const training::TripleSource kSourceDefaults{};
 const training::NearMissSource kNearMissDefaults{};
 
-// `f`, its leading path argument taken as a str or an os.PathLike.
+// `f`, its leading path argument (called `name`) taken through path_argument.
 template <typename R, typename... Rest>
-std::function<R(const fs::path&, Rest...)> path_first(R (*f)(const std::string&, Rest...)) {
-  return [f](const fs::path& path, Rest... rest) { return f(path.string(), rest...); };
-}
-
-std::vector<std::string> path_texts(const std::vector<fs::path>& paths) {
-  std::vector<std::string> texts;
-  for (const auto& path : paths) texts.push_back(path.string());
-  return texts;
+std::function<R(py::handle, Rest...)> path_first(R (*f)(const std::string&, Rest...), const char* name) {
+  return [f, name](py::handle path, Rest... rest) { return f(path_argument(path, name), rest...); };
 }
 
 // Either trainer's report, as the dict Python returns.
@@ -113,9 +104,9 @@ void set_optimizer(training::OptimizerSettings& s, py::ssize_t epochs, py::ssize
   s.threads = threads;
 }
 
-void set_loop(training::LoopSettings& s, const fs::path& output_dir, py::ssize_t max_steps,
+void set_loop(training::LoopSettings& s, py::handle output_dir, py::ssize_t max_steps,
               py::ssize_t checkpoint_every, bool resume) {
-  s.output_dir = output_dir.string();
+  s.output_dir = path_argument(output_dir, "output_dir");
   s.max_steps = at_least_zero(max_steps, "max_steps");
   s.checkpoint_every = at_least_zero(checkpoint_every, "checkpoint_every");
   s.resume = resume;
@@ -126,12 +117,7 @@ void set_loop(training::LoopSettings& s, const fs::path& output_dir, py::ssize_t
 std::shared_ptr<Encoder> encoder_of(py::handle encoder, int threads) {
   if (encoder.is_none()) throw py::type_error("encoder must be an Encoder or a model name or path, not None");
   if (py::isinstance<Encoder>(encoder)) return encoder.cast<std::shared_ptr<Encoder>>();
-  py::detail::make_caster<fs::path> path;
-  if (!path.load(encoder, true)) {
-    throw py::type_error("encoder must be an Encoder or a model name or path, got " +
-                         std::string(py::str(py::type::of(encoder).attr("__name__"))));
-  }
-  const std::string model = py::detail::cast_op<fs::path>(path).string();
+  const std::string model = path_argument(encoder, "encoder", "an Encoder or a model name or path");
   EncoderConfig config;
   config.threads = threads;
   py::gil_scoped_release release;
@@ -181,7 +167,7 @@ Arguments:
         |Es(q) - Es(p)|_2 / tau), alpha tuned at each; the best (first strict maximum, 0 = no
         gate) is recorded beside alpha and used by searches. [0.0] tunes alpha alone.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
-    Every path argument takes a str or an os.PathLike.
+    Every path argument takes a str, bytes or an os.PathLike.
 
 Returns:
     dict with steps, resumed_from (the step a resumed run continued from, else 0), final_loss,
@@ -199,14 +185,14 @@ Raises:
 void def_encoder_trainer(py::module_& m, const char* name, training::LossKind loss, const std::string& summary) {
   m.def(
       name,
-      [loss](const fs::path& base_model, const std::vector<Triple>& triples, const fs::path& output_dir,
+      [loss](py::handle base_model, const std::vector<Triple>& triples, py::handle output_dir,
              py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
              const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
              std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
              const std::string& model_name, bool head_only, const std::string& head_kind, py::ssize_t head_hidden,
              py::ssize_t frozen_layers, py::ssize_t checkpoint_every,
              bool resume,
-             const std::vector<fs::path>& dev_triples, const fs::path& dense_model,
+             py::handle dev_triples, py::handle dense_model,
              const std::vector<float>& sparsity_scales, py::object progress) {
         training::TrainConfig config;
         set_optimizer(config, epochs, batch_size, learning_rate, weight_decay, warmup_ratio, seed, threads);
@@ -221,12 +207,13 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         config.hard_negative_weight = hard_negative_weight;
         config.query_prefix = optional_text(query_prefix, "query_prefix");
         config.model_name = model_name;
-        config.dev_triples = path_texts(dev_triples);
-        config.dense_model = dense_model.string();
+        config.dev_triples = path_list(dev_triples, "dev_triples");
+        config.dense_model = path_argument(dense_model, "dense_model", kModelExpected);
         config.sparsity_scales = sparsity_scales;
+        const std::string base = path_argument(base_model, "base_model", kModelExpected);
         ProgressBridge bridge(progress, "training");
         return report_dict(run_released(bridge, [&] {
-          return training::train(base_model.string(), triples, config, train_progress(bridge));
+          return training::train(base, triples, config, train_progress(bridge));
         }));
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
@@ -372,7 +359,7 @@ void register_training(py::module_& m) {
           "invert",
           [](const text::Inverter& inverter, py::handle text) {
             if (!py::isinstance<py::str>(text)) {
-              throw py::type_error("text must be a str, got " + std::string(py::str(py::type::of(text).attr("__name__"))));
+              throw py::type_error("text must be a str, got " + type_name(text));
             }
             return inverter.invert(text_of(text, "text"));
           },
@@ -400,35 +387,40 @@ void register_training(py::module_& m) {
         "WordNet direct antonyms of a lemma ('adjective' or 'verb'), most frequent sense first.");
 
   m.def(
-      "load_triples", path_first(py::overload_cast<const std::string&>(&training::load_tsv_triples)), py::arg("path"),
+      "load_triples", path_first(py::overload_cast<const std::string&>(&training::load_tsv_triples), "path"),
+      py::arg("path"),
       "Triples from lines anchor<TAB>positive<TAB>negative[<TAB>group]; a malformed line raises CorruptFileError.");
   m.def(
       "sick_triples",
-      [](const fs::path& pairs_path, const fs::path& corpus_path, std::uint64_t seed) {
-        return training::sick_triples(pairs_path.string(), corpus_path.string(), seed);
+      [](py::handle pairs_path, py::handle corpus_path, std::uint64_t seed) {
+        return training::sick_triples(path_argument(pairs_path, "pairs_path"),
+                                      path_argument(corpus_path, "corpus_path"), seed);
       },
       py::arg("pairs_path"), py::arg("corpus_path"), py::arg("seed") = kSourceDefaults.seed,
       "SparseCL triples from SICK's pairs_<split>.tsv: one per directed contradiction, an entailed (else the "
       "most related neutral) sentence as hard negative; corpus_path (corpus.jsonl) names the groups.");
   m.def(
       "arguana_triples",
-      [](const fs::path& dataset_dir, const fs::path& qrels_path, const fs::path& metadata_path,
-         py::ssize_t negatives, std::uint64_t seed) {
+      [](py::handle dataset_dir, py::handle qrels_path, py::handle metadata_path, py::ssize_t negatives,
+         std::uint64_t seed) {
         training::ArguAnaTripleOptions options;
         options.negatives_per_anchor = at_least_one(negatives, "negatives");
         options.seed = seed;
-        return training::arguana_triples(dataset_dir.string(), qrels_path.string(), metadata_path.string(),
-                                         options);
+        return training::arguana_triples(path_argument(dataset_dir, "dataset_dir"),
+                                         path_argument(qrels_path, "qrels_path"),
+                                         path_argument(metadata_path, "metadata_path"), options);
       },
       py::arg("dataset_dir"), py::arg("qrels_path"), py::arg("metadata_path"), py::kw_only(),
       py::arg("negatives") = kSourceDefaults.negatives_per_anchor, py::arg("seed") = kSourceDefaults.seed,
       "SparseCL triples from ArguAna: argument -> its counter (qrels), hard negatives from the same debate and side.");
   m.def(
-      "sick_near_miss_triples", path_first(&training::sick_near_miss_triples), py::arg("pairs_path"), py::arg("min_overlap") = kNearMissDefaults.min_overlap,
+      "sick_near_miss_triples", path_first(&training::sick_near_miss_triples, "pairs_path"), py::arg("pairs_path"),
+      py::arg("min_overlap") = kNearMissDefaults.min_overlap,
       "Verifier triples: anchor X, a sentence X entails, and the contradiction of X sharing the most words "
       "with it (kept when the word overlap >= min_overlap).");
   m.def(
-      "sick_near_miss_pairs", path_first(&training::sick_near_miss_pairs), py::arg("pairs_path"), py::arg("min_overlap") = kNearMissDefaults.min_overlap,
+      "sick_near_miss_pairs", path_first(&training::sick_near_miss_pairs, "pairs_path"), py::arg("pairs_path"),
+      py::arg("min_overlap") = kNearMissDefaults.min_overlap,
       "Evaluation pairs: directed entailments (paraphrases) and contradictions with word overlap >= min_overlap "
       "(near-misses).");
 
@@ -446,7 +438,7 @@ void register_training(py::module_& m) {
 
   m.def(
       "train_verifier",
-      [](py::object encoder, const std::vector<Triple>& triples, const fs::path& output_dir,
+      [](py::object encoder, const std::vector<Triple>& triples, py::handle output_dir,
          const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
          double warmup_ratio, std::uint64_t seed, int threads, py::ssize_t max_steps,
@@ -513,7 +505,7 @@ Arguments:
     resume: continue from a checkpoint found in output_dir (same triples and settings, else
         ValueError); False starts afresh.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
-    Every path argument takes a str or an os.PathLike.
+    Every path argument takes a str, bytes or an os.PathLike.
 
 Returns:
     dict with steps, resumed_from, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
@@ -527,8 +519,9 @@ Raises:
       m, "MapVerifier", "A learned scorer of token-token cosine maps (F3/F4 or a TorchScript module).")
       .def_static(
           "load",
-          [](const fs::path& path) {
-            return std::const_pointer_cast<scoring::MapVerifier>(scoring::load_map_verifier(path.string()));
+          [](py::handle path) {
+            const std::string file = path_argument(path, "path");
+            return std::const_pointer_cast<scoring::MapVerifier>(scoring::load_map_verifier(file));
           },
           py::arg("path"),
           "A directory written by train_verifier, or a TorchScript file taking (maps [B,3,S,S], valid [B,S,S]).")

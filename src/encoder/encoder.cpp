@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -100,7 +101,10 @@ void for_each_batch(const TorchTextModel& model, const std::vector<std::string>&
     const int64_t width = batch.input_ids.size(1);
     const int64_t rows_per_pass =
         options.max_batch_tokens == 0 ? rows : std::max<int64_t>(1, int64_t(options.max_batch_tokens) / width);
+    // Ctrl-C is looked at before every forward pass (at most max_batch_tokens tokens), not only at
+    // the progress reports: a caller's step of hundreds of long texts takes a minute on busy cores.
     if (rows <= rows_per_pass) {
+      check_interrupt(operation);
       visit(batch, positions);
     } else {
       const torch::Tensor lengths = batch.attention_mask.sum(1);
@@ -108,6 +112,7 @@ void for_each_batch(const TorchTextModel& model, const std::vector<std::string>&
         const int64_t last = std::min(rows, first + rows_per_pass);
         const int64_t longest = std::max<int64_t>(1, lengths.slice(0, first, last).max().item<int64_t>());
         const std::vector<std::size_t> pass_positions(positions.begin() + first, positions.begin() + last);
+        check_interrupt(operation);
         visit(select_rows(batch, torch::arange(first, last, torch::kInt64), longest), pass_positions);
       }
     }
@@ -115,23 +120,36 @@ void for_each_batch(const TorchTextModel& model, const std::vector<std::string>&
   }
 }
 
-// Writes row i of a [positions.size(), out.cols()] batch of pooled embeddings to out row
-// positions[i]; CorruptFile naming `model` for any other shape.
-void scatter_rows(const torch::Tensor& batch_rows, const std::vector<std::size_t>& positions, const std::string& model,
-                  Matrix& out) {
-  const torch::Tensor pooled = batch_rows.contiguous().to(torch::kFloat32);
-  if (pooled.dim() != 2 || pooled.size(0) != int64_t(positions.size()) || pooled.size(1) != int64_t(out.cols())) {
+// A model file is input: its vectors must be ones a norm can be taken of. NaN or infinity would
+// reach an index or a score silently, and so would components as large as +-3e38: finite, but
+// their squares overflow float32, so normalisation divides them by an infinite norm, to zeros,
+// which score 0 against everything. CorruptFile naming `model` unless the sum of squares along the
+// last dimension is a finite float32 wherever `counted` (when defined: which positions are a
+// text's tokens, not padding) holds.
+void require_normalisable(const torch::Tensor& vectors, const torch::Tensor& counted, const std::string& model,
+                          const std::string& what) {
+  torch::Tensor finite = torch::isfinite(vectors.to(torch::kFloat32).square().sum(-1));
+  if (counted.defined()) finite = finite.logical_or(counted.logical_not());
+  if (!finite.all().item<bool>()) {
+    throw CorruptFile("model " + model + " produced " + what + " too large to normalise (NaN, infinity, or components "
+                      "whose squares overflow a float32, as +-3e38 do); its weights are damaged or the network is "
+                      "not one this library can run");
+  }
+}
+
+// Writes row i of a [positions.size(), out.cols()] batch of pooled embeddings, L2-normalised when
+// `normalize`, to out row positions[i]; CorruptFile naming `model` for any other shape and for rows
+// require_normalisable refuses.
+void scatter_rows(const torch::Tensor& batch_rows, bool normalize, const std::vector<std::size_t>& positions,
+                  const std::string& model, Matrix& out) {
+  if (batch_rows.dim() != 2 || batch_rows.size(0) != int64_t(positions.size()) ||
+      batch_rows.size(1) != int64_t(out.cols())) {
     throw CorruptFile("model " + model + " produced embeddings of another shape than [" +
                       std::to_string(positions.size()) + ", " + std::to_string(out.cols()) + "]");
   }
+  require_normalisable(batch_rows, {}, model, "a non-finite embedding or one");
+  const torch::Tensor pooled = (normalize ? l2_normalize(batch_rows, 1) : batch_rows).contiguous().to(torch::kFloat32);
   const float* src = pooled.data_ptr<float>();
-  // A model file is input: NaN or infinity would reach an index or a score silently.
-  for (std::size_t i = 0; i < positions.size() * out.cols(); ++i) {
-    if (!std::isfinite(src[i])) {
-      throw CorruptFile("model " + model + " produced a non-finite embedding (NaN or infinity); its weights are "
-                        "damaged or the network is not one this library can run");
-    }
-  }
   for (std::size_t i = 0; i < positions.size(); ++i) {
     std::copy(src + i * out.cols(), src + (i + 1) * out.cols(), out.row(positions[i]));
   }
@@ -175,6 +193,12 @@ std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const Encod
   torch::set_num_threads(threads);
   set_blas_threads(threads);
   ModelManifest manifest = ModelManifest::load(model_dir);
+  // The settings a search reads back are checked now, where the model and the field can be named,
+  // instead of failing the first search. (Listing models reads the manifest alone and shows them as
+  // they are.)
+  for (const char* field : {"alpha", "sparsity_scale"}) {
+    manifest.recorded_search_setting(field, join_path(model_dir, "manifest.json"));
+  }
   auto model = std::make_unique<TorchTextModel>(model_dir, manifest, config.int8);
   return std::shared_ptr<Encoder>(new Encoder(model_dir, std::move(manifest), std::move(model)));
 }
@@ -278,7 +302,8 @@ Matrix Encoder::encode(const std::vector<std::string>& texts, const EncodeOption
   std::lock_guard<std::mutex> lock(model_->mutex());
   for_each_batch(*model_, texts, prefix, options, "encode", &local,
                  [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
-                   scatter_rows(model_->pooled(batch, options.normalize), positions, manifest_.name, out);
+                   scatter_rows(model_->apply_head(model_->pooled_features(batch), false), options.normalize, positions,
+                                manifest_.name, out);
                  });
   if (report) *report = local;
   return out;
@@ -291,7 +316,7 @@ Matrix Encoder::pooled_features(const std::vector<std::string>& texts, const Enc
   std::lock_guard<std::mutex> lock(model_->mutex());
   for_each_batch(*model_, texts, prefix, options, "encode", nullptr,
                  [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
-                   scatter_rows(model_->pooled_features(batch), positions, manifest_.name, out);
+                   scatter_rows(model_->pooled_features(batch), false, positions, manifest_.name, out);
                  });
   return out;
 }
@@ -310,7 +335,7 @@ Matrix Encoder::rows_from_features(MatrixView features, bool normalize) const {
                        torch::kFloat32);
   std::vector<std::size_t> positions(features.rows);
   std::iota(positions.begin(), positions.end(), 0);
-  scatter_rows(model_->apply_head(input, normalize), positions, manifest_.name, out);
+  scatter_rows(model_->apply_head(input, false), normalize, positions, manifest_.name, out);
   return out;
 }
 
@@ -367,8 +392,8 @@ std::pair<Matrix, Matrix> Encoder::encode_both(const Encoder& dense, const Encod
   for_each_batch(*dense.model_, texts, prefix, options, "encode", nullptr,
                  [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
     const torch::Tensor features = dense.model_->pooled_features(batch);
-    scatter_rows(dense.model_->apply_head(features, options.normalize), positions, dense.manifest_.name, e);
-    scatter_rows(sparse.model_->apply_head(features, options.normalize), positions, sparse.manifest_.name, es);
+    scatter_rows(dense.model_->apply_head(features, false), options.normalize, positions, dense.manifest_.name, e);
+    scatter_rows(sparse.model_->apply_head(features, false), options.normalize, positions, sparse.manifest_.name, es);
   });
   return {std::move(e), std::move(es)};
 }
@@ -384,8 +409,9 @@ std::vector<Matrix> Encoder::encode_tokens(const std::vector<std::string>& texts
   for_each_batch(*model_, texts, prefix, options, "encode_tokens", &local,
                  [&](const TokenBatch& batch, const std::vector<std::size_t>& positions) {
     torch::Tensor states = model_->token_states(batch).to(torch::kFloat32);
-    states = torch::nn::functional::normalize(
-        states, torch::nn::functional::NormalizeFuncOptions().p(2).dim(2).eps(1e-12));
+    require_normalisable(states, batch.attention_mask.to(torch::kBool), manifest_.name,
+                         "non-finite token states or ones");
+    states = l2_normalize(states, 2);
     auto lengths = batch.attention_mask.sum(1);
     for (std::size_t i = 0; i < positions.size(); ++i) {
       const int64_t n = lengths[int64_t(i)].item<int64_t>();

@@ -1,5 +1,8 @@
 #include "counterpoint/encoder/manifest.h"
 
+#include <cmath>
+#include <limits>
+
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/json_document.h"
 #include "counterpoint/core/json_integer.h"
@@ -177,6 +180,23 @@ nlohmann::json ModelManifest::to_json() const {
 void ModelManifest::save(const std::string& dir) {
   for (auto& [name, checksum] : files) checksum = sha256_file(join_path(dir, name));
   write_file_atomic(join_path(dir, "manifest.json"), to_json().dump(2) + "\n");
+}
+
+std::optional<float> ModelManifest::recorded_search_setting(const std::string& field,
+                                                            const std::string& origin) const {
+  if (!training.is_object()) return std::nullopt;
+  const auto it = training.find(field);
+  if (it == training.end()) return std::nullopt;
+  const bool non_negative = field == "sparsity_scale";
+  const bool valid = it->is_number() && std::isfinite(it->get<double>()) &&
+                     std::fabs(it->get<double>()) <= double(std::numeric_limits<float>::max()) &&
+                     (!non_negative || it->get<double>() >= 0.0);
+  if (!valid) {
+    throw CorruptFile(origin + ": model " + name + " records training." + field + " " + it->dump() + ", not " +
+                      (non_negative ? "a finite 32-bit number >= 0" : "a finite 32-bit number") +
+                      " (searches use it when no " + field + " is given; retune the model or remove the field)");
+  }
+  return it->get<float>();
 }
 
 }  // namespace counterpoint

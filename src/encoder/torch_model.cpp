@@ -66,10 +66,24 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
     }
   }
 
-  // A model whose outputs disagree with its manifest must not get as far as an index.
+  // A model whose outputs disagree with its manifest must not get as far as an index. A network
+  // that fails on the probes (another model's network, whose embedding table rejects this
+  // tokenizer's ids, or a forward of another signature) is a directory whose files do not fit
+  // together, not a text the network could not take.
+  const std::string does_not_fit = "model " + manifest.name + ": its network " + model_path_ +
+                                   " does not fit its manifest " + join_path(model_dir, "manifest.json") + ": ";
+  const auto probe_forward = [&](const TokenBatch& batch, const std::string& what_failed) {
+    try {
+      return forward(batch);
+    } catch (const CorruptFile&) {
+      throw;
+    } catch (const Error& e) {
+      throw CorruptFile(does_not_fit + what_failed + " (" + e.what() + ")");
+    }
+  };
   c10::InferenceMode guard;
   TokenBatch probe = tokenize({"probe"}, "");
-  auto [states, pooled] = forward(probe);
+  auto [states, pooled] = probe_forward(probe, "it fails on the text 'probe'");
   if (!head.empty()) {
     const torch::Tensor features = pool(states, pooled, probe.attention_mask);
     if (features.dim() != 2) {
@@ -101,15 +115,8 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
     TokenBatch last_id;
     last_id.input_ids = torch::full({1, 1}, int64_t(tokenizer_->vocab_size() - 1), torch::kInt64);
     last_id.attention_mask = torch::ones({1, 1}, torch::kInt64);
-    try {
-      forward(last_id);
-    } catch (const CorruptFile&) {
-      throw;
-    } catch (const Error& e) {
-      throw CorruptFile("model " + manifest.name + ": its tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
-                        " pieces but the network cannot embed id " + std::to_string(tokenizer_->vocab_size() - 1) +
-                        " (" + e.what() + ")");
-    }
+    probe_forward(last_id, "its tokenizer has " + std::to_string(tokenizer_->vocab_size()) +
+                               " pieces but the network cannot embed id " + std::to_string(tokenizer_->vocab_size() - 1));
   }
 }
 
@@ -204,6 +211,13 @@ std::vector<torch::Tensor> load_head(const std::string& path) {
   // lets set_head() see how many tensors it really holds, whatever the manifest's head_kind says.
   std::vector<torch::Tensor> head;
   torch::load(head, path);
+  // Any TorchScript archive reads as a list: one without tensors under the list's keys (the
+  // network's own model.pt, a scripted module) is an empty one, which a model would take for
+  // "no head" and encode as its base network.
+  if (head.empty()) {
+    throw CorruptFile("the head " + path + " holds no tensors (a head file is torch.save of the tensor W, or of "
+                      "the list W, W1, b1, W2, b2)");
+  }
   return head;
 }
 
@@ -274,12 +288,15 @@ std::pair<torch::Tensor, torch::Tensor> TorchTextModel::forward(const TokenBatch
                 std::to_string(batch.input_ids.size(0)) + ", " + std::to_string(batch.input_ids.size(1)) +
                 "]: " + std::string(e.what_without_backtrace()).substr(0, 300));
   } catch (const std::exception& e) {  // torch::jit::JITException: an error raised inside the script
+    // The interpreter's report ends with the line the script raised, then newlines.
     const std::string what = e.what();
-    const auto last_line = what.find_last_not_of("\n");
-    const auto start = what.rfind('\n', last_line);
+    const auto end = what.find_last_not_of('\n');
+    const auto newline = end == std::string::npos ? std::string::npos : what.rfind('\n', end);
+    const std::size_t begin = newline == std::string::npos ? 0 : newline + 1;
+    const std::size_t length = end == std::string::npos ? 0 : end + 1 - begin;
     throw Error("model " + manifest_.name + " failed on a batch of shape [" +
                 std::to_string(batch.input_ids.size(0)) + ", " + std::to_string(batch.input_ids.size(1)) +
-                "]: " + what.substr(start == std::string::npos ? 0 : start + 1, 300));
+                "]: " + what.substr(begin, std::min<std::size_t>(length, 300)));
   }
   if (!out.isTuple() || out.toTuple()->elements().size() != 2) {
     throw CorruptFile("model " + manifest_.name +
@@ -308,9 +325,12 @@ torch::Tensor TorchTextModel::apply_head(const torch::Tensor& features, bool nor
       result = result + torch::gelu(features.matmul(weight(1).t()) + weight(2)).matmul(weight(3).t()) + weight(4);
     }
   }
-  if (normalize) result = torch::nn::functional::normalize(
-      result, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1).eps(1e-12));
-  return result;
+  return normalize ? l2_normalize(result, 1) : result;
+}
+
+torch::Tensor l2_normalize(const torch::Tensor& vectors, int64_t dim) {
+  return torch::nn::functional::normalize(vectors,
+                                          torch::nn::functional::NormalizeFuncOptions().p(2).dim(dim).eps(1e-12));
 }
 
 torch::Tensor TorchTextModel::pooled_features(const TokenBatch& batch) {

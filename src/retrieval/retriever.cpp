@@ -665,17 +665,10 @@ void describe_source(std::ostringstream& out, AlphaChoice::Source source, const 
   }
 }
 
-// training.<key> of Es's manifest when it records one; CorruptFile when it is not a finite number.
+// training.<key> of Es's manifest when it records one (checked as Encoder::load checks it).
 std::optional<float> recorded_setting(const Encoder* sparse_encoder, const char* key) {
   if (!sparse_encoder) return std::nullopt;
-  const auto& training = sparse_encoder->manifest().training;
-  if (!training.is_object() || !training.contains(key)) return std::nullopt;
-  const auto& recorded = training[key];
-  if (!recorded.is_number() || !std::isfinite(recorded.get<double>())) {
-    throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training." + key +
-                      " is not a finite number: " + recorded.dump());
-  }
-  return recorded.get<float>();
+  return sparse_encoder->manifest().recorded_search_setting(key, sparse_encoder->directory() + "/manifest.json");
 }
 
 }  // namespace
@@ -719,9 +712,6 @@ ScaleChoice choose_sparsity_scale(std::optional<float> given, const Encoder* spa
     choice.value = *given;
     choice.source = AlphaChoice::Source::kGiven;
   } else if (const auto recorded = recorded_setting(sparse_encoder, "sparsity_scale")) {
-    if (*recorded < 0.0f) {
-      throw CorruptFile(sparse_encoder->directory() + "/manifest.json: training.sparsity_scale is negative");
-    }
     choice.value = *recorded;
     choice.source = AlphaChoice::Source::kRecorded;
   }

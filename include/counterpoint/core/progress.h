@@ -21,4 +21,28 @@ inline constexpr std::chrono::seconds kProgressLogInterval{5};
 void report_progress(const ProgressCallback& cb, std::size_t done, std::size_t total,
                      const char* operation);
 
+// Ctrl-C between progress reports. A report comes after each step a caller chose (hundreds of
+// texts an Index.add step), too far apart for an interrupt to land in time; so the face that takes
+// Ctrl-C (the Python module) installs a check on the thread that runs a call, for as long as it
+// runs, and the library's inner loops call check_interrupt at units of bounded cost (the encoder:
+// before each forward pass). The library runs a call's work on the calling thread, which is why a
+// per-thread check covers it; with none installed (the CLI, whose Ctrl-C ends the process) it costs
+// nothing.
+using InterruptCheck = std::function<bool()>;  // true: stop now
+
+// Installs `interrupted` for the calling thread until destroyed (the previous one is restored).
+class InterruptScope {
+ public:
+  explicit InterruptScope(InterruptCheck interrupted);
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  InterruptCheck previous_;
+};
+
+// Throws Cancelled (naming `operation`) when the calling thread's installed check says stop.
+void check_interrupt(const char* operation);
+
 }  // namespace counterpoint

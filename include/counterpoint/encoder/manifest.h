@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,12 @@ struct ModelManifest {
   // ill-typed fields, an unsupported format version or a checksum mismatch.
   static ModelManifest load(const std::string& dir);
   static ModelManifest parse(const std::string& json_text, const std::string& origin);
+
+  // training.<field> when recorded: a setting a search reads back when the user gives none (alpha,
+  // sparsity_scale). CorruptFile naming `origin` (the manifest's path), the model and the field
+  // unless it is a finite 32-bit number (and >= 0 for sparsity_scale): 1e308 is a finite double
+  // that becomes infinity as a float.
+  std::optional<float> recorded_search_setting(const std::string& field, const std::string& origin) const;
 
   nlohmann::json to_json() const;
   // Recomputes the checksums of `files`' keys in `dir` and writes manifest.json atomically.

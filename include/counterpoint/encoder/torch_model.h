@@ -32,8 +32,8 @@ struct TokenBatch {
 TokenBatch select_rows(const TokenBatch& batch, const torch::Tensor& rows, int64_t width);
 
 // The one reader and writer of head files: a linear head is the single tensor W, an MLP head
-// the tensor list. The reader returns every tensor the
-// file holds (c10::Error when it is no tensor archive); set_head checks their count and shapes
+// the tensor list. The reader returns every tensor the file holds (c10::Error when it is no
+// archive, CorruptFile when the archive holds no tensors); set_head checks their count and shapes
 // against the manifest's head_kind.
 std::vector<torch::Tensor> load_head(const std::string& path);
 void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std::string& path);
@@ -43,6 +43,11 @@ void save_head(HeadKind kind, const std::vector<torch::Tensor>& head, const std:
 // torch.nn.Linear does (uniform in +-1/sqrt(fan in), from torch's generator) under a zero output
 // layer. Training from it starts at exactly the base model's embeddings.
 std::vector<torch::Tensor> starting_head(HeadKind kind, int64_t embedding_dim, int64_t pooled_width, int64_t hidden);
+
+// `vectors` divided by their L2 norms along `dim` (a zero vector stays zero): the one normalisation
+// of pooled embeddings and token states. A norm that overflows divides its vector to zeros: the
+// encoder checks its outputs for that first.
+torch::Tensor l2_normalize(const torch::Tensor& vectors, int64_t dim);
 
 // A function of the OpenBLAS that libtorch loaded (Debian's libblas.so.3 is OpenBLAS), nullptr
 // under another BLAS.
