@@ -121,6 +121,19 @@ auto run_released(ProgressBridge& bridge, Work&& work) -> decltype(work()) {
   }
 }
 
+// The GIL released around a library call that encodes texts without a progress bridge (a search's
+// queries, explain, clean_corpus), with Ctrl-C looked at before each encoder pass as run_released
+// does: the Cancelled it raises reaches Python as KeyboardInterrupt (register_errors). Declare it
+// where a py::gil_scoped_release would stand.
+class ReleasedInterruptibly {
+ public:
+  ReleasedInterruptibly();
+
+ private:
+  InterruptScope interrupts_;
+  py::gil_scoped_release release_;
+};
+
 void register_errors(py::module_& m);
 void register_kernels(py::module_& m);
 void register_encoder(py::module_& m);

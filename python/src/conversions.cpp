@@ -202,6 +202,12 @@ void ProgressBridge::close() {
   bar_ = py::object();
 }
 
+ReleasedInterruptibly::ReleasedInterruptibly()
+    : interrupts_([] {
+        py::gil_scoped_acquire gil;
+        return PyErr_CheckSignals() != 0;  // KeyboardInterrupt is raised in Python's own state
+      }) {}
+
 bool ProgressBridge::interrupted() {
   py::gil_scoped_acquire gil;
   if (PyErr_CheckSignals() == 0) return false;

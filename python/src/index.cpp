@@ -364,7 +364,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
   }
   const std::size_t count = vectors ? given.dense.rows() : texts.size();
   std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, count);
-  py::gil_scoped_release release;
+  const ReleasedInterruptibly release;
   retrieval::EncodedQueries encoded =
       vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
   encoded.exclude = std::move(excluded);
@@ -428,7 +428,7 @@ py::tuple encode_queries(std::shared_ptr<Encoder> encoder, py::object queries, s
   const std::vector<std::string> texts = text_list(queries, "queries");
   retrieval::EncodedQueries encoded;
   {
-    py::gil_scoped_release release;
+    const ReleasedInterruptibly release;
     encoded = retrieval::encode_queries(*encoder, sparse_encoder.get(), texts, options);
   }
   py::object sparse = py::none();
@@ -814,7 +814,7 @@ Raises:
             const std::size_t coordinates_wanted = positive(top_coordinates, "top_coordinates");
             retrieval::Explanation e;
             {
-              py::gil_scoped_release release;
+              const ReleasedInterruptibly release;
               retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder);
               e = retrieval::explain(retriever, query, hit_id, tokens_wanted, coordinates_wanted, measure, stance,
                                      prefix ? &*prefix : nullptr);
@@ -1030,7 +1030,7 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
         const std::optional<std::string> out_dir = optional_path(out, "out");
         retrieval::CleaningReport report;
         {
-          py::gil_scoped_release release;
+          const ReleasedInterruptibly release;
           retrieval::Retriever retriever(index.documents, index.encoder, index.sparse_encoder);
           report = retrieval::find_contradicted(retriever, trusted, options);
           if (out_dir) {

@@ -216,7 +216,10 @@ index = cp.Index.build(["seed"], ["seed"], encoder=encoder)
 start = time.monotonic()
 try:
     print(json.dumps({"twentieth_s": twentieth}), flush=True)  # inside the try: the signal may come at once
-    index.add(texts, ids, batch_size=len(texts))  # one step: its progress report comes only at the end
+    if sys.argv[2] == "add":
+        index.add(texts, ids, batch_size=len(texts))  # one step: its progress report comes only at the end
+    else:
+        index.search(texts, 1)  # the queries are encoded without a progress bridge
     outcome = "finished"
 except KeyboardInterrupt:
     outcome = "KeyboardInterrupt"
@@ -224,11 +227,13 @@ print(json.dumps({"outcome": outcome, "seconds": time.monotonic() - start, "docu
 """
 
 
-def test_ctrl_c_lands_within_a_long_add_step_and_adds_nothing():
+@pytest.mark.parametrize("call", ["add", "search"])
+def test_ctrl_c_lands_within_a_long_call_and_adds_nothing(call):
     """SIGINT 2 s into Index.add of 290 passages was honoured after the whole 256-text step (44 s
-    on 2 busy cores): Ctrl-C was looked at only between steps. It is now looked at before each
-    forward pass, so it lands long before the step would have ended; and nothing is added."""
-    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, str(BERT_TINY)], stdout=subprocess.PIPE,
+    on 2 busy cores): Ctrl-C was looked at only between steps, and Index.search, which encodes its
+    queries without progress reports, not at all. It is now looked at before each forward pass, so
+    it lands long before the call would have ended; and nothing is added."""
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, str(BERT_TINY), call], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     try:
