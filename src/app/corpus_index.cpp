@@ -43,6 +43,12 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
       throw InvalidArgument("the index " + cache + " holds no token embeddings, which this scorer reads; "
                             "delete it or choose another folder");
     }
+    // Before check_encoders' advice to build an index with Es, which speaks of a command the user of
+    // a cache never ran: the cache was made by an earlier run whose scorer had no sparsity term.
+    if (sparse && loaded->options().sparse_dim == 0) {
+      throw InvalidArgument("the index " + cache + " holds no Es rows (an earlier run without a sparsity scorer "
+                            "cached it), which this scorer reads; delete it or choose another folder");
+    }
     return loaded;
   }
   auto built = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(encoder, sparse, with_tokens));

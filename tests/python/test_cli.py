@@ -657,6 +657,20 @@ def test_run_with_a_token_scorer_indexes_the_token_embeddings_it_needs(tmp_path)
     assert refused.returncode != 0 and "holds no token embeddings" in refused.stderr
 
 
+def test_a_cosine_runs_index_cache_reused_by_a_sparsity_run_is_named_as_the_cache(tmp_path):
+    need_default_model()
+    corpus = ROOT / "examples" / "corpus"
+    cache = tmp_path / "cosine-cache"
+    qrels = corpus / "qrels" / "contradictions.tsv"
+    run("run", "--dataset", corpus, "--qrels", qrels, "--index-cache", cache, "--threads", 1, "--no-feature-cache")
+    refused = run("run", "--dataset", corpus, "--qrels", qrels, "--index-cache", cache, "--scorer", "hoyer",
+                  "--sparse-model", "sparse-default", "--threads", 1, "--no-feature-cache", check=False)
+    assert refused.returncode != 0, refused.stdout
+    assert f"the index {cache} holds no Es rows (an earlier run without a sparsity scorer cached it), which this " \
+           "scorer reads; delete it or choose another folder" in refused.stderr, refused.stderr
+    assert "index build" not in refused.stderr
+
+
 def test_a_bad_setting_is_named_by_the_flag_the_user_typed(tmp_path):
     triples = tmp_path / "triples.tsv"
     write_triples(triples)
