@@ -60,6 +60,9 @@ from . import _familiar  # noqa: E402  (needs _core loaded)
 from . import models  # noqa: E402,F401  (cp.models.install, search_path, installed)
 
 Encoder.similarity = _familiar.similarity
+Encoder.encode_query = _familiar.encode_query
+Encoder.encode_document = _familiar.encode_document
+Encoder.get_sentence_embedding_dimension = _familiar.get_sentence_embedding_dimension
 SearchResults.to_pandas = _familiar.to_pandas
 SearchResults._repr_html_ = _familiar.repr_html
 

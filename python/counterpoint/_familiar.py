@@ -1,5 +1,6 @@
 """The habits of sentence-transformers and of notebooks on counterpoint's objects:
-Encoder.similarity (a cosine matrix, as model.similarity gives), SearchResults.to_pandas and the
+Encoder.similarity (a cosine matrix, as model.similarity gives), encode_query / encode_document
+and get_sentence_embedding_dimension, SearchResults.to_pandas and the
 table a notebook shows for a SearchResults (_repr_html_). The cosine is the library's one kernel
 (counterpoint.cosine); these only shape its input and output."""
 
@@ -28,6 +29,23 @@ def similarity(self, a, b):
 
     from . import _core
     return _core.cosine(rows(a), rows(b))
+
+
+def encode_query(self, texts, **options):
+    """sentence-transformers' encode_query: encode(texts, query=True, ...), with the query prefix
+    (instruction) the model records, or none."""
+    return self.encode(texts, query=True, **options)
+
+
+def encode_document(self, texts, **options):
+    """sentence-transformers' encode_document: encode(texts, query=False, ...), with the document
+    prefix the model records, or none."""
+    return self.encode(texts, query=False, **options)
+
+
+def get_sentence_embedding_dimension(self):
+    """The width of encode's rows (Encoder.dim), as sentence-transformers names it."""
+    return self.dim
 
 
 def hit_rows(results):

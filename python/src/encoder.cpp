@@ -16,6 +16,17 @@ struct EncodeCall {
   std::optional<std::string> prefix;
 };
 
+// sentence-transformers' device= for a library that encodes on the CPU: a user asking for another
+// device is told, not silently served by the CPU.
+void require_cpu_device(py::handle device) {
+  if (device.is_none()) return;
+  const std::string name = py::str(device);
+  if (name != "cpu" && name.rfind("cpu:", 0) != 0) {
+    throw py::value_error("device " + std::string(py::repr(device)) +
+                          " is not one counterpoint encodes on: it runs on the CPU (device='cpu' or None)");
+  }
+}
+
 EncodeCall encode_call(py::ssize_t batch_size, bool query, const std::optional<std::string>& prefix) {
   if (batch_size <= 0) {
     throw py::value_error("batch_size must be >= 1, got " + std::to_string(batch_size));
@@ -64,7 +75,8 @@ Raises:
           "encode",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
              bool query, py::object prefix, py::object show_progress_bar, bool normalize_embeddings,
-             bool convert_to_numpy) -> py::object {
+             bool convert_to_numpy, bool convert_to_tensor, py::object device) -> py::object {
+            require_cpu_device(device);
             // sentence-transformers' conventions: one str gives one 1-D row.
             const bool single = py::isinstance<py::str>(texts);
             std::vector<std::string> inputs =
@@ -77,8 +89,9 @@ Raises:
             Matrix rows = run_released(bridge, [&] { return encoder.encode(inputs, call.options); });
             py::array_t<float> array = to_numpy(std::move(rows));
             if (single) array = py::array_t<float>(array[py::int_(0)]);
-            if (convert_to_numpy) return std::move(array);
             py::object from_numpy = py::module_::import("torch").attr("from_numpy");
+            if (convert_to_tensor) return from_numpy(array);  // one tensor, as sentence-transformers gives
+            if (convert_to_numpy) return std::move(array);
             if (single) return from_numpy(array);
             py::list tensors;
             for (py::handle row : array) tensors.append(from_numpy(row));
@@ -87,6 +100,7 @@ Raises:
           py::arg("texts"), py::arg("batch_size") = EncodeOptions{}.batch_size, py::arg("progress") = false,
           py::arg("query") = false, py::arg("prefix") = py::none(), py::arg("show_progress_bar") = py::none(),
           py::arg("normalize_embeddings") = true, py::arg("convert_to_numpy") = true,
+          py::arg("convert_to_tensor") = false, py::arg("device") = py::none(),
           R"(Pooled sentence embeddings of `texts`, with sentence-transformers' conventions.
 
 Arguments:
@@ -100,6 +114,8 @@ Arguments:
     normalize_embeddings: L2-normalise the rows (the default: indexes and scorers expect unit
         rows); False gives the pooled vectors as the model computes them.
     convert_to_numpy: True gives a float32 array; False a list of torch tensors (one per text).
+    convert_to_tensor: True gives one torch tensor (it wins over convert_to_numpy).
+    device: None or "cpu" (counterpoint encodes on the CPU); any other device is a ValueError.
 
 Returns:
     float32 array (len(texts), dim), or (dim,) for one str.

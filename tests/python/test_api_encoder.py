@@ -271,3 +271,25 @@ def test_encode_follows_sentence_transformers_conventions(encoder):
     tensors = encoder.encode(["cats purr", "dogs bark"], convert_to_numpy=False)
     assert isinstance(tensors, list) and all(isinstance(t, torch.Tensor) for t in tensors)
     np.testing.assert_array_equal(tensors[1].numpy(), rows[1])
+
+
+def test_sentence_transformers_query_and_document_habits(encoder):
+    """encode_query / encode_document (sentence-transformers v5), convert_to_tensor, device and
+    get_sentence_embedding_dimension do what they do there; a device the library cannot encode on
+    is refused by name rather than served by the CPU without a word."""
+    texts = ["cats purr", "dogs bark"]
+    np.testing.assert_array_equal(encoder.encode_query(texts), encoder.encode(texts, query=True))
+    np.testing.assert_array_equal(encoder.encode_document(texts), encoder.encode(texts, query=False))
+    instructed = encoder.encode_query(texts, prefix="Find a counter-argument: ")
+    assert not np.allclose(instructed, encoder.encode_query(texts))
+    assert encoder.get_sentence_embedding_dimension() == encoder.dim
+    np.testing.assert_array_equal(encoder.encode(texts, device="cpu"), encoder.encode(texts))
+    with pytest.raises(ValueError, match=r"^device 'cuda' is not one counterpoint encodes on: it runs on the CPU "
+                                         r"\(device='cpu' or None\)$"):
+        encoder.encode(texts, device="cuda")
+    torch = pytest.importorskip("torch")
+    tensor = encoder.encode(texts, convert_to_tensor=True)
+    assert isinstance(tensor, torch.Tensor) and tuple(tensor.shape) == (2, encoder.dim)
+    np.testing.assert_array_equal(tensor.numpy(), encoder.encode(texts))
+    assert tuple(encoder.encode("cats purr", convert_to_tensor=True).shape) == (encoder.dim,)
+    np.testing.assert_array_equal(encoder.encode(texts, device=torch.device("cpu")), encoder.encode(texts))

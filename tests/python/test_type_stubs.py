@@ -30,7 +30,8 @@ def stub_tree():
 
 def stub_params(node):
     args = node.args
-    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg != "self"]
+    keywords = [args.kwarg.arg] if args.kwarg else []  # **options, as the runtime signature lists it
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs if a.arg != "self"] + keywords
 
 
 def runtime_params(function):
