@@ -622,8 +622,10 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
   // from just after its header is read (SectionFiles), so a load sees one index whole. Only a
   // save that replaced and removed the directory in the moment between its opening and its
   // files' (microseconds) takes a file away; then `dir` names the new index, which is read
-  // instead. A bounded number of times: a load never waits on saves without end.
-  constexpr int kAttempts = 8;
+  // instead. A bounded number of times: a load never waits on saves without end. 32, because a
+  // save in a tight loop overtakes a slow load (one under AddressSanitizer) about every other
+  // attempt, and at 8 attempts one load in a few hundred was overtaken at all of them.
+  constexpr int kAttempts = 32;
   for (int attempt = 1;; ++attempt) {
     const OpenedDirectory opened(dir);
     if (opened.fd() < 0) {
