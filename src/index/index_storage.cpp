@@ -350,31 +350,24 @@ std::string read_opened(const OpenedFile& opened, std::uint64_t size, const std:
   return bytes;
 }
 
-// The section files of the version whose header a load has just read, opened at once, before
-// the slow part of the load (parsing documents, rebuilding BM25): a save that then replaces and
-// removes that version cannot take their bytes away, as an open file keeps them. Opened lazily,
-// one by one, a save that overtook the load removed the files still to read, and a load slower
-// than a save in a loop was overtaken at every retry. Only the sections this format knows are
-// opened, so a header listing many cannot exhaust descriptors; damage in an entry (a bad name,
-// a missing file) is left for read_section to report.
+// The section files of the version a load has just opened, opened at once with its header.json,
+// before anything is read: a save that then replaces and removes that version cannot take their
+// bytes away, as an open file keeps them. Opened lazily, one by one, a save that overtook the load
+// removed the files still to read; opened after the header was parsed and checked, a save in a
+// tight loop overtook a slow load (one under AddressSanitizer) at most attempts. So the files a
+// save writes are opened by their names first (a missing one is left for read_section to report),
+// and a file the header names otherwise is opened when read.
 class SectionFiles {
  public:
-  SectionFiles(int dirfd, const json& header) : dirfd_(dirfd) {
-    const auto sections = header.find("sections");
-    if (sections == header.end() || !sections->is_object()) return;
-    for (const char* name : {"documents", "dense", "sparse", "tokens", "faiss"}) {
-      const auto entry = sections->find(name);
-      if (entry == sections->end() || !entry->is_object()) continue;
-      const auto file = entry->find("file");
-      if (file == entry->end() || !file->is_string() || !valid_name(file->get<std::string>())) continue;
-      const std::string file_name = file->get<std::string>();
-      if (opened_.count(file_name) == 0) opened_.emplace(file_name, std::make_unique<OpenedFile>(dirfd, file_name));
+  explicit SectionFiles(int dirfd) : dirfd_(dirfd) {
+    for (const char* file : {"documents.bin", "dense.bin", "sparse.bin", "tokens.bin", "faiss.bin"}) {
+      opened_.emplace(file, std::make_unique<OpenedFile>(dirfd, file));
     }
   }
   static bool valid_name(const std::string& file) {
     return !file.empty() && file.find('/') == std::string::npos && file != "." && file != "..";
   }
-  // The file opened for `file`; one the header did not list under a known section is opened now.
+  // The file opened for `file`; one a save does not write is opened now.
   const OpenedFile& get(const std::string& file) {
     auto it = opened_.find(file);
     if (it == opened_.end()) it = opened_.emplace(file, std::make_unique<OpenedFile>(dirfd_, file)).first;
@@ -619,9 +612,9 @@ void DocumentIndex::save(const std::string& dir) const {
 DocumentIndex DocumentIndex::load(const std::string& dir) {
   // A save swaps a whole new directory in (swap_into_place) and then removes the previous one.
   // Every file is read relative to the directory as first opened, and all of them are held open
-  // from just after its header is read (SectionFiles), so a load sees one index whole. Only a
-  // save that replaced and removed the directory in the moment between its opening and its
-  // files' (microseconds) takes a file away; then `dir` names the new index, which is read
+  // from before its header is read (SectionFiles), so a load sees one index whole. Only a save
+  // that replaced and removed the directory in the moment between its opening and its files'
+  // (a few system calls) takes a file away; then `dir` names the new index, which is read
   // instead. A bounded number of times: a load never waits on saves without end. 32, because a
   // save in a tight loop overtakes a slow load (one under AddressSanitizer) about every other
   // attempt, and at 8 attempts one load in a few hundred was overtaken at all of them.
@@ -648,10 +641,14 @@ DocumentIndex DocumentIndex::load(const std::string& dir) {
 }
 
 DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
+  reached(storage_testing::StorageStep::kLoadDirectoryOpened, dir);
   const OpenedFile header_file(dirfd, kHeaderFile);
+  const int header_error = header_file.fd() < 0 ? errno : 0;  // before the next opens change errno
+  SectionFiles files(dirfd);
+  reached(storage_testing::StorageStep::kLoadSectionsOpened, dir);
   if (header_file.fd() < 0) {
-    if (errno == ENOENT) corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
-    corrupt(dir, std::string("header.json cannot be opened: ") + std::strerror(errno));
+    if (header_error == ENOENT) corrupt(dir, "no header.json (not a saved index, or a save that did not finish)");
+    corrupt(dir, std::string("header.json cannot be opened: ") + std::strerror(header_error));
   }
   const std::uint64_t header_bytes = regular_size(header_file, dir, kHeaderFile, "header.json");
   if (header_bytes > kMaxHeaderBytes) {
@@ -678,8 +675,6 @@ DocumentIndex DocumentIndex::load_directory(const std::string& dir, int dirfd) {
   }
 
   reached(storage_testing::StorageStep::kLoadHeaderRead, dir);
-  SectionFiles files(dirfd, header);
-  reached(storage_testing::StorageStep::kLoadSectionsOpened, dir);
 
   // ---- options and counts ----
   const json opts = field<json>(header, "options", dir);

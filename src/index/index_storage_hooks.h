@@ -11,8 +11,9 @@ namespace counterpoint::index::storage_testing {
 enum class StorageStep {
   kSaveWritten,         // the new index is whole in its working directory, not yet in place
   kSaveSwapped,         // the new index is in place; the previous one is not yet removed
-  kLoadHeaderRead,      // a load has read and verified header.json, and opened no section yet
-  kLoadSectionsOpened,  // a load holds every section file of that header open, and has read none
+  kLoadDirectoryOpened,  // a load holds the index folder open and has opened no file in it yet
+  kLoadSectionsOpened,   // a load holds header.json and every section file open, and has read none
+  kLoadHeaderRead,       // a load has read and verified header.json
 };
 
 // Called with the index directory at each step; an empty function removes the hook. Not

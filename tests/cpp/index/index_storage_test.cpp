@@ -377,13 +377,14 @@ class ConcurrentSave : public IndexStorage {
     EXPECT_EQ(which(DocumentIndex::load(dir()), old_one, new_one), "new");
   }
 
-  // The reproduction: a load that has read the old header when a whole save runs.
+  // A load that has opened the old folder, and none of its files, when a whole save runs: the
+  // folder it holds is removed, so it reads again, from the new index.
   void a_save_in_the_middle_of_a_load() {
     const DocumentIndex old_one = version("old", 5), new_one = version("new", 9);
     old_one.save(dir());
     int saves = 0;
     storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
-      if (step == storage_testing::StorageStep::kLoadHeaderRead && saves++ == 0) new_one.save(dir());
+      if (step == storage_testing::StorageStep::kLoadDirectoryOpened && saves++ == 0) new_one.save(dir());
     });
     const DocumentIndex loaded = DocumentIndex::load(dir());
     storage_testing::set_storage_hook(nullptr);
@@ -414,12 +415,12 @@ class ConcurrentSave : public IndexStorage {
     one.save(dir());
     int saves = 0;
     storage_testing::set_storage_hook([&](storage_testing::StorageStep step, const std::string&) {
-      if (step == storage_testing::StorageStep::kLoadHeaderRead) (saves++ % 2 ? one : other).save(dir());
+      if (step == storage_testing::StorageStep::kLoadDirectoryOpened) (saves++ % 2 ? one : other).save(dir());
     });
     EXPECT_EQ(message_of<IoError>([&] { DocumentIndex::load(dir()); }),
               "index " + dir() +
                   " was replaced by another save while being read, 32 times in a row; load it again (last: index " +
-                  dir() + ": section file documents.bin is missing)");
+                  dir() + ": no header.json (not a saved index, or a save that did not finish))");
     storage_testing::set_storage_hook(nullptr);
     EXPECT_EQ(saves, 32);
   }
