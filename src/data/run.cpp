@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <locale.h>
 #include <optional>
 #include <set>
 
@@ -26,32 +28,6 @@ void require_token(const std::string& value, const std::string& what) {
   }
 }
 
-// True when the decimal `number` (as std::from_chars reads it: [-]digits[.digits][e[+-]digits],
-// not zero) is below 1 in magnitude: the power of ten of its first significant digit is negative.
-bool magnitude_below_one(std::string_view number) {
-  if (!number.empty() && number.front() == '-') number.remove_prefix(1);
-  const std::size_t e = number.find_first_of("eE");
-  const std::string_view mantissa = number.substr(0, e);
-  const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
-  const std::size_t first_digit = mantissa.find_first_of("123456789");
-  if (first_digit == std::string_view::npos) return true;
-  long long power = first_digit < point ? static_cast<long long>(point - first_digit) - 1
-                                        : -static_cast<long long>(first_digit - point);
-  if (e != std::string_view::npos) {
-    std::string_view exponent = number.substr(e + 1);
-    const bool negative = !exponent.empty() && exponent.front() == '-';
-    if (!exponent.empty() && (exponent.front() == '-' || exponent.front() == '+')) exponent.remove_prefix(1);
-    long long value = 0;
-    // An exponent beyond 2^60 outweighs any mantissa a file can hold: its sign decides.
-    if (std::from_chars(exponent.data(), exponent.data() + exponent.size(), value).ec != std::errc() ||
-        value > (1LL << 60)) {
-      return negative;
-    }
-    power += negative ? -value : value;
-  }
-  return power < 0;
-}
-
 // The score column as the float a run holds, or nothing when it is not a finite number. A number
 // too small for a float (1e-320, a double's subnormal, as tools scoring in double write) is finite:
 // it reads as a zero of its sign, as any C++ or Python float conversion rounds it. One too large
@@ -60,7 +36,12 @@ std::optional<float> parse_score(std::string_view text) {
   float value = 0.0f;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (end != text.data() + text.size()) return std::nullopt;
-  if (error == std::errc::result_out_of_range && magnitude_below_one(text)) {
+  // from_chars reports underflow and overflow alike; strtod, on text from_chars accepted, returns a
+  // value below 1 in magnitude for the first and HUGE_VAL (or a double beyond float) for the second.
+  // In the "C" locale, as from_chars reads, whatever locale a host program set.
+  static const locale_t c_numbers = ::newlocale(LC_ALL_MASK, "C", locale_t(0));
+  if (error == std::errc::result_out_of_range &&
+      std::fabs(::strtod_l(std::string(text).c_str(), nullptr, c_numbers)) < 1.0) {
     return text.front() == '-' ? -0.0f : 0.0f;
   }
   if (error != std::errc() || !std::isfinite(value)) return std::nullopt;
