@@ -562,8 +562,8 @@ class MilvusRetriever:
         Arguments:
             queries: list of str (encoded with the encoders given to the constructor) or E(q)
                 rows as a float array (n, dim) / (dim,).
-            k, candidates: hits per query and stage-1 candidates (k <= candidates <= 16384);
-                candidates None = max(100, k), as in Index.search.
+            k, candidates: hits per query and stage-1 candidates (k <= candidates <= MAX_TOP_K);
+                candidates None follows k as in Index.search (SearchOptions).
             scorer: "cosine", or "hoyer" / "l2l1" / "kappa4" (cosine + alpha * sparsity).
             alpha: the sparsity weight; None = the sparse encoder's recorded alpha, else 1.0 with a
                 warning (Index.search's rule).
@@ -579,31 +579,28 @@ class MilvusRetriever:
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a list of str or an array of query vectors, not one str: wrap it in a list")
-        if candidates is None:
-            candidates = max(_DEFAULTS.candidates, k)
-        if k < 1 or candidates < k or candidates > MAX_TOP_K:
-            raise ValueError(f"need 1 <= k <= candidates <= {MAX_TOP_K}, got k={k}, candidates={candidates}")
-        options = _core.SearchOptions()
-        options.scorer = scorer  # the library's scorer names; ValueError for an unknown one
-        options.stance = stance  # likewise for the stance
-        options.alpha, options.sparsity_scale, options.guard = alpha, sparsity_scale, guard
-        options.validate()  # as Index.search: before any round trip to Milvus
+        # The settings as every face reads them (one table, one check); then what this store can do.
+        options = _core.SearchOptions(k=k, candidates=candidates, scorer=scorer, alpha=alpha,
+                                      sparsity_scale=sparsity_scale, guard=guard, stance=stance)
+        options.validate()  # the depth too, before any round trip to Milvus
+        if options.candidates > MAX_TOP_K:
+            raise ValueError(f"candidates (K = {options.candidates}) exceeds the {MAX_TOP_K} candidates one Milvus "
+                             f"search returns")
         if options.scorer not in ("cosine", "sparsity"):
             raise ValueError(f"scorer '{scorer}' needs token rows, which a Milvus collection does not store")
         needs_sparse = options.scorer == "sparsity"
-        if needs_sparse and not self.info.sparse_dim:
-            raise ValueError(f"scorer '{scorer}' needs Es rows, and collection '{self.collection}' stores none")
+        options.check_inputs(sparse_model="held", index_sparse_rows=bool(self.info.sparse_dim),
+                             where=f"collection '{self.collection}'")
         dense, sparse, stances = self._query_rows(queries, scorer, needs_sparse, sparse_queries, stance)
         exclude_lists = _core.exclusion_lists(exclude, len(dense))
         results = []
         for q in range(len(dense)):
             with _in_user_terms(f"the search of collection '{self.collection}'"):
-                ids, texts, cosine, rows = self._candidates(dense[q], exclude_lists[q], candidates, needs_sparse,
+                ids, texts, cosine, rows = self._candidates(dense[q], exclude_lists[q], options.candidates, needs_sparse,
                                                             search_params or {})
             results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
-                                        sparse_candidates=rows, k=k, scorer=scorer, alpha=alpha,
-                                        sparse_encoder=self.sparse_encoder, guard=guard, exclude=exclude_lists[q],
-                                        sparsity_scale=sparsity_scale, texts=texts, stance=stances[q]))
+                                        sparse_candidates=rows, options=options, sparse_encoder=self.sparse_encoder,
+                                        exclude=exclude_lists[q], texts=texts, stance=stances[q]))
         return results
 
     def _query_rows(self, queries, scorer: str, needs_sparse: bool, sparse_queries, stance: str):
@@ -702,7 +699,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     search_command = commands.choices["search"]
     search_command.add_argument("queries", nargs="+", help="query texts")
     search_command.add_argument("-k", type=int, default=_DEFAULTS.k)
-    search_command.add_argument("--candidates", type=int, help="default max(100, k)")
+    search_command.add_argument("--candidates", type=int, help=f"default {_DEFAULTS.candidates}, or k when larger")
     search_command.add_argument("--scorer", default=_DEFAULTS.scorer, help="cosine, hoyer, l2l1 or kappa4")
     search_command.add_argument("--alpha", type=float, help="default: the alpha the sparse model recorded")
     search_command.add_argument("--sparsity-scale", type=float,

@@ -11,12 +11,15 @@
 
 #include "bindings.h"
 #include "counterpoint/app/index_search.h"
+#include "counterpoint/app/settings.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/retrieval/corpus_cleaning.h"
 #include "counterpoint/retrieval/explain.h"
 #include "counterpoint/retrieval/retriever.h"
 
 namespace counterpoint::python {
+
+using namespace pybind11::literals;
 
 namespace {
 
@@ -301,29 +304,37 @@ py::array stored_sparse_rows(const DocumentIndex& documents, const std::vector<i
 // The defaults of Index.search and SearchOptions: the library's, from one default-constructed struct.
 const retrieval::SearchOptions kSearchDefaults{};
 
-// Options from Index.search's keywords, checked before any encoding. candidates None = max(the
-// library's default, k).
-retrieval::SearchOptions search_options(py::ssize_t k, std::optional<py::ssize_t> candidates, const std::string& scorer,
-                                        std::optional<double> alpha, const std::string& stage1,
-                                        const std::string& fusion, double fusion_lambda, bool guard, int ef_search,
-                                        int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
-  retrieval::SearchOptions options;
-  options.k = positive(k, "k");
-  options.candidates = candidates ? positive(*candidates, "candidates") : retrieval::default_candidates(options.k);
-  retrieval::set_scorer(options, scorer);
-  if (alpha) options.alpha = float(*alpha);
-  options.stage1 = retrieval::parse_stage1(stage1);
-  options.fusion = retrieval::parse_fusion(fusion);
-  options.fusion_lambda = float(fusion_lambda);
-  options.sparsity.identical_guard = guard;
-  if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
-  options.stance = retrieval::parse_stance(stance);
-  retrieval::validate_settings(options);  // alpha, lambda, scale; settings the scorer has no use for
-  if (ef_search < 0) throw py::value_error("ef_search must be >= 0 (0 = the index's default)");
-  if (nprobe < 0) throw py::value_error("nprobe must be >= 0 (0 = the index's default)");
-  options.dense_params.ef_search = ef_search;
-  options.dense_params.nprobe = nprobe;
-  return options;
+// A keyword argument as the settings table takes it: True/False, an int, a float or a str; None
+// leaves the setting at its default (alpha=None: the recorded alpha).
+std::optional<app::SettingValue> setting_value(const std::string& keyword, py::handle value) {
+  if (value.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(value)) return app::SettingValue(value.cast<bool>());
+  if (py::isinstance<py::int_>(value)) return app::SettingValue(value.cast<std::int64_t>());
+  if (py::isinstance<py::float_>(value)) return app::SettingValue(value.cast<double>());
+  if (py::isinstance<py::str>(value)) return app::SettingValue(value.cast<std::string>());
+  // numpy scalars and other numbers: by what they convert to, as Python's own int() and float() would.
+  const auto number = py::reinterpret_borrow<py::object>(value);
+  if (py::hasattr(number, "__index__")) return app::SettingValue(py::int_(number).cast<std::int64_t>());
+  if (py::hasattr(number, "__float__")) return app::SettingValue(py::float_(number).cast<double>());
+  throw py::type_error(keyword + " must be a bool, a number or a str, got " + type_name(value));
+}
+
+app::ScorerInputs::Presence presence(const std::string& name, const char* keyword) {
+  using Presence = app::ScorerInputs::Presence;
+  if (name == "absent") return Presence::kAbsent;
+  if (name == "given") return Presence::kGiven;
+  if (name == "held") return Presence::kHeld;
+  throw py::value_error(std::string(keyword) + " must be 'absent', 'given' or 'held', got '" + name + "'");
+}
+
+// Keyword arguments, in the order given, for app::search_options_from.
+app::GivenSettings given_settings(const py::dict& keywords) {
+  app::GivenSettings given;
+  for (const auto& [key, value] : keywords) {
+    const std::string keyword = py::str(key);
+    if (auto converted = setting_value(keyword, value)) given.emplace_back(keyword, std::move(*converted));
+  }
+  return given;
 }
 
 // A sparsity search on alpha 1 because nobody chose one is worth a warning: the figure may be far
@@ -341,53 +352,59 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                      int ef_search, int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
   // Query vectors (a numeric array) or query texts (a list of str).
   const bool vectors = py::isinstance<py::array>(queries);
-  std::vector<std::string> texts = vectors ? std::vector<std::string>{} : text_list(queries, "queries");
-  const std::optional<std::string> prefix = optional_text(prefix_object, "prefix");
-  const retrieval::SearchOptions options =
-      search_options(k, candidates, scorer, alpha, stage1, fusion, fusion_lambda, guard, ef_search, nprobe, sparsity_scale,
-                     stance);
+  app::SearchQueries batch;
+  if (!vectors) batch.texts = text_list(queries, "queries");
+  batch.prefix = optional_text(prefix_object, "prefix");
+  py::dict keywords("k"_a = k, "candidates"_a = candidates, "scorer"_a = scorer, "alpha"_a = alpha, "stage1"_a = stage1,
+                    "fusion"_a = fusion, "fusion_lambda"_a = fusion_lambda, "guard"_a = guard,
+                    "ef_search"_a = ef_search, "nprobe"_a = nprobe, "sparsity_scale"_a = sparsity_scale,
+                    "stance"_a = stance);
+  const retrieval::SearchOptions options = app::search_options_from(given_settings(keywords));
+  app::ScorerInputs named;  // what this call names beside the index's own parts
+  named.sparse_model = app::ScorerInputs::Presence::kHeld;
+  named.verifier = verifier ? app::ScorerInputs::Presence::kGiven : app::ScorerInputs::Presence::kAbsent;
+  app::require_scorer_inputs(options, named);
   self.documents->check_params(options.dense_params);  // before any query is encoded
   if (!vectors) require_index_encoder(self, "Index.search");  // before a warning about alpha
-  if (verifier && options.scorer != retrieval::Scorer::kVerifier) {
-    throw py::value_error("verifier= is read by scorer='verifier' only; scorer '" + retrieval::to_string(options.scorer) +
-                          "' would not use it");
-  }
   retrieval::Retriever retriever(self.documents, self.encoder, self.sparse_encoder, verifier);
-  const retrieval::AlphaChoice chosen = retriever.alpha_for(options);
-  warn_on_default_alpha("Index.search", options, chosen);
-  retrieval::EncodedQueries given;
+  warn_on_default_alpha("Index.search", options, retriever.alpha_for(options));
   if (vectors) {
-    if (prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
-    given = encoded_from_arrays(self, queries, sparse_queries, options);
+    if (batch.prefix) throw py::value_error("prefix applies to query texts, not to query vectors");
+    batch.encoded = encoded_from_arrays(self, queries, sparse_queries, options);
   } else if (!sparse_queries.is_none()) {
     throw py::value_error("sparse_queries goes with query vectors: pass queries as an array too");
   }
-  const std::size_t count = vectors ? given.dense.rows() : texts.size();
-  std::vector<std::vector<std::string>> excluded = exclude_lists(exclude, count);
+  batch.exclude = exclude_lists(exclude, vectors ? batch.encoded->dense.rows() : batch.texts.size());
   const ReleasedInterruptibly release;
-  retrieval::EncodedQueries encoded =
-      vectors ? std::move(given) : retriever.encode_queries(texts, options, prefix ? &*prefix : nullptr);
-  encoded.exclude = std::move(excluded);
-  auto hits = retriever.search_encoded(encoded, options);
-  return SearchResults{std::move(hits), options.k, chosen, options.candidates, std::move(encoded.stances),
-                       retriever.scale_for(options)};
+  app::SearchReport report = app::search_loaded(retriever, std::move(batch), options);
+  return SearchResults{std::move(report.hits), options.k, report.alpha, options.candidates, std::move(report.stances),
+                       report.scale};
 }
 
 // Stage 2 over one query's candidates found elsewhere (counterpoint.milvus, a user's own store).
 std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_query, py::object sparse_candidates,
                         py::ssize_t k, const std::string& scorer, std::optional<double> alpha,
                         std::shared_ptr<Encoder> sparse_encoder, bool guard, py::object exclude,
-                        std::optional<double> sparsity_scale, py::object texts, const std::string& stance) {
+                        std::optional<double> sparsity_scale, py::object texts, const std::string& stance,
+                        std::optional<retrieval::SearchOptions> given_options) {
   // `stance` is the query's reading (read_stance, encode_queries), not a setting of the search:
   // it goes to rerank beside the options, so a cosine rerank of any reading stays valid.
   const retrieval::Stance reading = retrieval::parse_stance(stance);
+  py::dict keywords("k"_a = k, "scorer"_a = scorer, "alpha"_a = alpha, "guard"_a = guard,
+                    "sparsity_scale"_a = sparsity_scale);
   retrieval::SearchOptions options;
-  options.k = positive(k, "k");
-  retrieval::set_scorer(options, scorer);
-  if (alpha) options.alpha = float(*alpha);
-  options.sparsity.identical_guard = guard;
-  if (sparsity_scale) options.sparsity.scale = float(*sparsity_scale);
-  retrieval::validate_settings(options);
+  if (given_options) {
+    // One options object (counterpoint.milvus passes Index.search's): the loose settings stay unset.
+    const retrieval::SearchOptions defaults{};
+    if (k != py::ssize_t(defaults.k) || scorer != retrieval::to_string(defaults.scorer) || alpha || sparsity_scale ||
+        guard != defaults.sparsity.identical_guard) {
+      throw py::value_error("give k, scorer, alpha, guard and sparsity_scale in options or as keywords, not both");
+    }
+    options = *given_options;
+    retrieval::validate_settings(options);
+  } else {
+    options = app::search_options_from(given_settings(keywords));
+  }
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
   if (!texts.is_none()) rows.texts = text_list(texts, "texts");
@@ -608,7 +625,7 @@ Arguments:
         so that one encoding serves many searches (alpha tuning, other k).
     sparse_queries: with query vectors and a sparsity scorer: Es(q) as an array (n, sparse_dim).
     k: hits per query, >= 1 (positional, as in FAISS's index.search(x, k)).
-    candidates: stage-1 candidates per source (K), >= k; None = max(100, k).
+    candidates: stage-1 candidates per source (K), >= k; None = SearchOptions().candidates, or k when larger.
     scorer: stage-2 score:
         "cosine"     the stage-1 score: cos(E(q), E(p)) (BM25 with stage1="bm25", the fused
                      score with "hybrid");
@@ -877,8 +894,12 @@ Raises:
   using retrieval::SearchOptions;
   py::class_<SearchOptions>(m, "SearchOptions", R"(The library's search defaults, one home for every face: Index.search's
 keyword defaults, the CLI's `search` / `run` option defaults and counterpoint.milvus read them
-from this default-constructed struct (candidates None in Index.search means max(candidates, k)).)")
-      .def(py::init<>())
+from this default-constructed struct, and SearchOptions(**settings) checks settings as they do.)")
+      .def(py::init([](const py::kwargs& keywords) { return app::search_options_from(given_settings(keywords)); }),
+           R"(SearchOptions(**settings): the defaults with the settings given by keyword (Index.search's:
+k, candidates, scorer, alpha, sparsity_scale, stage1, fusion, fusion_lambda, rrf_k, stance, guard,
+ef_search, nprobe), checked as a search checks them: candidates not given follows k, an unknown
+keyword or a value of the wrong kind is refused by name.)")
       .def_readwrite("k", &SearchOptions::k)
       .def_readwrite("candidates", &SearchOptions::candidates)
       .def_property("scorer", [](const SearchOptions& o) { return retrieval::to_string(o.scorer); },
@@ -902,8 +923,27 @@ from this default-constructed struct (candidates None in Index.search means max(
                     [](SearchOptions& o, int value) { o.dense_params.ef_search = value; })
       .def_property("nprobe", [](const SearchOptions& o) { return o.dense_params.nprobe; },
                     [](SearchOptions& o, int value) { o.dense_params.nprobe = value; })
-      .def("validate", &retrieval::validate_settings,
-           "ValueError for weights no search can use, and for settings it would not use: alpha, sparsity_scale, "
+      .def(
+          "check_inputs",
+          [](const SearchOptions& options, const std::string& sparse_model, bool verifier,
+             std::optional<bool> index_sparse_rows, std::optional<bool> index_token_rows, const std::string& where) {
+            app::ScorerInputs inputs;
+            inputs.sparse_model = presence(sparse_model, "sparse_model");
+            inputs.verifier = verifier ? app::ScorerInputs::Presence::kGiven : app::ScorerInputs::Presence::kAbsent;
+            inputs.index_sparse_rows = index_sparse_rows;
+            inputs.index_token_rows = index_token_rows;
+            inputs.where = where;
+            app::require_scorer_inputs(options, inputs);
+          },
+          py::kw_only(), py::arg("sparse_model") = "absent", py::arg("verifier") = false,
+          py::arg("index_sparse_rows") = py::none(), py::arg("index_token_rows") = py::none(), py::arg("where") = "",
+          R"(ValueError when the scorer lacks an input it reads or is given one it would not read, as every
+search checks it. sparse_model: "absent", "given" (named for this search) or "held" (at hand, such
+as Es rows of the queries); verifier: one was given; index_sparse_rows / index_token_rows: whether
+the store holds Es rows / token rows (None: not known yet); where: the store as messages name it.)")
+      .def("validate", &retrieval::validate_search,
+           "ValueError for a depth no search takes (k < 1, candidates < k), weights no search can use, and "
+           "settings it would not use: alpha, sparsity_scale, "
            "stance or guard=False with a scorer that has no sparsity term, fusion / fusion_lambda / rrf_k moved "
            "from their defaults where no hybrid stage 1 reads them; a face building its own options calls it "
            "before any work.")
@@ -963,7 +1003,7 @@ Returns:
         py::arg("scorer") = retrieval::to_string(kSearchDefaults.scorer), py::arg("alpha") = py::none(),
         py::arg("sparse_encoder") = py::none(), py::arg("guard") = kSearchDefaults.sparsity.identical_guard,
         py::arg("exclude") = py::none(), py::arg("sparsity_scale") = py::none(), py::arg("texts") = py::none(),
-        py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
+        py::arg("stance") = retrieval::to_string(kSearchDefaults.stance), py::arg("options") = py::none(),
         R"(Stage 2 alone over one query's candidates found by another store (a Milvus collection, your
 own ANN index): the scores, order and ties of Index.search (ties keep the candidates' order).
 
@@ -982,6 +1022,8 @@ Arguments:
     stance: "attack" (cosine + alpha * sparsity) or "support" (cosine - alpha * sparsity); the
         default "from-query" has no query text here, so it is attack: pass read_stance(query).stance,
         with sparse_query = Es(read_stance(query).claim).
+    options: a SearchOptions in place of k, scorer, alpha, guard and sparsity_scale (the settings
+        of a whole search, as counterpoint.milvus passes them); give one or the other.
 
 Returns:
     list of Hit, best first (their slot is -1: the rows live elsewhere).)");

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "counterpoint/app/corpus_index.h"
+#include "counterpoint/app/settings.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
@@ -52,20 +53,17 @@ void validate(const BeirRunOptions& options) {
   for (const auto& m : options.metrics) eval::parse_metric(m);
   const auto& search = options.search;
   retrieval::validate_settings(search);
-  if (search.scorer == retrieval::Scorer::kSparsity && options.sparse_model.empty()) {
-    throw InvalidArgument("scorer " + scoring::to_string(search.sparsity.function) +
-                          " needs a sparse-aware encoder: give --sparse-model (e.g. " + kDefaultSparseModel + ")");
-  }
-  if (search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
-    throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
-  }
+  using Presence = ScorerInputs::Presence;
+  ScorerInputs inputs;
+  inputs.sparse_model = options.sparse_model.empty() ? Presence::kAbsent : Presence::kGiven;
+  inputs.verifier = options.verifier.empty() ? Presence::kAbsent : Presence::kGiven;
+  require_scorer_inputs(search, inputs);
   if (options.tune_alpha && search.scorer != retrieval::Scorer::kSparsity) {
     throw InvalidArgument("--tune-alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
   }
   if (options.tune_alpha && search.alpha) {
     throw InvalidArgument("--tune-alpha chooses alpha on the qrels, and --alpha gives one: keep one of them");
   }
-  require_models_read_by(search.scorer, !options.sparse_model.empty(), !options.verifier.empty());
   // run builds a flat index unless --index-cache already holds one (`index build --kind ...`): the
   // parameters of the approximate kinds can only apply to such a cache, checked once it loads.
   const index::SearchParams& dense = search.dense_params;

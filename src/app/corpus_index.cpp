@@ -71,15 +71,4 @@ std::shared_ptr<Encoder> load_model(const std::string& name_or_dir, int threads)
   return Encoder::load(resolve_model(name_or_dir), config);
 }
 
-void require_models_read_by(retrieval::Scorer scorer, bool sparse_model_given, bool verifier_given) {
-  if (sparse_model_given && scorer != retrieval::Scorer::kSparsity) {
-    throw InvalidArgument("--sparse-model is read by the sparsity scorers (hoyer, l2l1, kappa4); scorer " +
-                          retrieval::to_string(scorer) + " would not use it");
-  }
-  if (verifier_given && scorer != retrieval::Scorer::kVerifier) {
-    throw InvalidArgument("--verifier is read by --scorer verifier only; scorer " + retrieval::to_string(scorer) +
-                          " would not use it");
-  }
-}
-
 }  // namespace counterpoint::app

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "counterpoint/app/corpus_index.h"
+#include "counterpoint/app/settings.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/defaults.h"
@@ -45,21 +46,47 @@ std::string recorded_model(const std::string& identity, const std::string& role,
 
 }  // namespace
 
+SearchReport search_loaded(const retrieval::Retriever& retriever, SearchQueries queries,
+                           const retrieval::SearchOptions& options) {
+  using Presence = ScorerInputs::Presence;
+  const auto& stored = retriever.index().options();
+  ScorerInputs inputs;
+  // Rows encoded elsewhere stand for Es(q) where Es itself is absent.
+  const bool sparse_rows_given = queries.encoded && queries.encoded->sparse.rows() > 0;
+  inputs.sparse_model = retriever.sparse_encoder() || sparse_rows_given ? Presence::kHeld : Presence::kAbsent;
+  inputs.verifier = retriever.verifier() ? Presence::kHeld : Presence::kAbsent;
+  inputs.index_sparse_rows = stored.sparse_dim > 0;
+  inputs.index_token_rows = stored.store_token_embeddings;
+  require_scorer_inputs(options, inputs);
+  retriever.index().check_params(options.dense_params);  // before any query is encoded
+  SearchReport report;
+  report.alpha = retriever.alpha_for(options);
+  report.scale = retriever.scale_for(options);
+  report.scoring = retrieval::describe_scoring(options, report.alpha, report.scale);
+  retrieval::EncodedQueries encoded =
+      queries.encoded ? std::move(*queries.encoded)
+                      : retriever.encode_queries(queries.texts, options, queries.prefix ? &*queries.prefix : nullptr);
+  encoded.exclude = std::move(queries.exclude);
+  report.hits = retriever.search_encoded(encoded, options);
+  report.stances = std::move(encoded.stances);
+  return report;
+}
+
 IndexSearchReport search_index(const IndexSearchOptions& options, const std::vector<data::Query>& queries) {
+  using Presence = ScorerInputs::Presence;
   if (queries.empty()) throw InvalidArgument("no queries to search");
-  retrieval::validate_settings(options.search);  // before the index and models load
-  if (options.search.scorer == retrieval::Scorer::kVerifier && options.verifier.empty()) {
-    throw InvalidArgument("scorer verifier needs --verifier (a directory from `train verifier`)");
-  }
-  require_models_read_by(options.search.scorer, options.sparse_model.has_value(), !options.verifier.empty());
+  ScorerInputs given;  // what the user named, checked before the index and models load
+  given.sparse_model = options.sparse_model ? Presence::kGiven : Presence::kHeld;
+  given.verifier = options.verifier.empty() ? Presence::kAbsent : Presence::kGiven;
+  require_scorer_inputs(options.search, given);
   auto loaded = std::make_shared<index::DocumentIndex>(index::DocumentIndex::load(options.index));
   loaded->check_params(options.search.dense_params);  // before the models load
   const auto& recorded = loaded->options();
-  if (options.search.scorer == retrieval::Scorer::kSparsity && recorded.sparse_dim == 0) {
-    throw InvalidArgument("a sparsity scorer reads the Es rows an index stores, and " + options.index +
-                          " stores none: rebuild it with `index build --sparse-model NAME` (e.g. " +
-                          kDefaultSparseModel + ")");
-  }
+  given.sparse_model = options.sparse_model || !recorded.sparse_encoder_id.empty() ? Presence::kHeld : Presence::kAbsent;
+  given.index_sparse_rows = recorded.sparse_dim > 0;
+  given.index_token_rows = recorded.store_token_embeddings;
+  given.where = "index " + options.index;
+  require_scorer_inputs(options.search, given);
   std::string model = options.model.value_or("");
   if (!options.model) {
     model = recorded.encoder_id.empty() ? std::string(kDefaultDenseModel)
@@ -74,21 +101,17 @@ IndexSearchReport search_index(const IndexSearchOptions& options, const std::vec
   auto verifier = options.verifier.empty() ? nullptr : scoring::load_map_verifier(options.verifier);
   auto retriever = std::make_shared<retrieval::Retriever>(loaded, encoder, sparse, verifier);
 
-  std::vector<std::string> texts;
-  for (const auto& q : queries) texts.push_back(q.text);
-  auto encoded = retriever->encode_queries(texts, options.search, options.prefix ? &*options.prefix : nullptr);
+  SearchQueries batch;
+  for (const auto& q : queries) batch.texts.push_back(q.text);
+  batch.prefix = options.prefix;
   IndexSearchReport report;
   if (options.exclude_query_ids) {
     for (const auto& q : queries) {
-      encoded.exclude.push_back({q.id});
+      batch.exclude.push_back({q.id});
       if (loaded->slot_of(q.id)) report.excluded_own_ids.push_back(q.id);
     }
   }
-  report.hits = retriever->search_encoded(encoded, options.search);
-  report.alpha = retriever->alpha_for(options.search);
-  report.scale = retriever->scale_for(options.search);
-  report.scoring = retrieval::describe_scoring(options.search, report.alpha, report.scale);
-  report.stances = std::move(encoded.stances);
+  static_cast<SearchReport&>(report) = search_loaded(*retriever, std::move(batch), options.search);
   report.retriever = std::move(retriever);
   return report;
 }

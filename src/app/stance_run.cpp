@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "counterpoint/app/corpus_index.h"
+#include "counterpoint/app/settings.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
 #include "counterpoint/data/beir.h"
@@ -100,10 +101,9 @@ void validate(const StanceRunOptions& options) {
     throw InvalidArgument("the stance stage scores by cosine or cosine +/- alpha * sparsity; scorer '" +
                           retrieval::to_string(options.search.scorer) + "' is not one of them");
   }
-  if (sparsity != !options.sparse_model.empty()) {
-    throw InvalidArgument(sparsity ? "a sparsity scorer needs --sparse-model (Es)"
-                                   : "--sparse-model needs a sparsity scorer (--scorer hoyer, l2l1 or kappa4)");
-  }
+  ScorerInputs inputs;
+  inputs.sparse_model = options.sparse_model.empty() ? ScorerInputs::Presence::kAbsent : ScorerInputs::Presence::kGiven;
+  require_scorer_inputs(options.search, inputs);
   resolve_model(options.model);
   if (sparsity) resolve_model(options.sparse_model);
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "counterpoint/app/settings.h"
 #include "counterpoint/encoder/defaults.h"
 #include "counterpoint/data/beir.h"
 #include "counterpoint/data/run.h"
@@ -40,22 +41,27 @@ std::vector<text::EditKind> parse_edit_list(const std::string& list);
 // The inverse, for help texts: "negation-removed,verb-antonym,...".
 std::string edit_list_string(const std::vector<text::EditKind>& kinds);
 
-// The search options every searching command takes (scorer, alpha, stage 1, fusion, depth,
-// guard, efSearch/nprobe), shown with and defaulting to the library's SearchOptions values.
+// The search settings a command takes, as flags made from the one table (app/settings.h): each
+// holds what CLI11 parsed, and resolve() hands the given ones to app::search_options_from.
 struct SearchArgs {
+  struct Flag {
+    const app::SearchSetting* setting = nullptr;
+    std::uint64_t count = 0;  // unsigned: the CLI's one rule for counts refuses "-k -1" by flag
+    double number = 0.0;
+    std::string name;
+    bool on = false;
+    CLI::Option* option = nullptr;
+  };
   retrieval::SearchOptions defaults;
-  std::string scorer, stage1, fusion, stance;
-  float alpha = retrieval::kDefaultAlpha, lambda = 0.0f, scale = 0.0f;
-  std::size_t k = 0, candidates = 0;
-  int ef_search = 0, nprobe = 0;
-  bool no_guard = false;
-  CLI::Option *alpha_option = nullptr, *k_option = nullptr, *candidates_option = nullptr, *scale_option = nullptr,
-              *stance_option = nullptr;
-  // The options as given; InvalidArgument for an unknown scorer, stage-1 or fusion name.
+  std::vector<std::unique_ptr<Flag>> flags;  // stable addresses: CLI11 writes through them
+  // Whether the user gave the setting `keyword` on the command line.
+  bool given(const std::string& keyword) const;
+  // The command's defaults with the given settings applied (InvalidArgument as search_options_from).
   retrieval::SearchOptions resolve() const;
 };
+// Every setting of a full search (stage 1, scorer, the rest) as flags.
 void add_search_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
-// Stage 1 alone (stage1, fusion, lambda, candidates), for commands that rank by stage 1.
+// Stage 1 alone (stage1, fusion, lambda, rrf-k, candidates), for commands that rank by stage 1.
 void add_stage1_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults);
 // Stage 2's scorer, alpha and sparsity scale; `scorers` lists the names the command takes.
 void add_scorer_options(CLI::App* cmd, SearchArgs& args, const retrieval::SearchOptions& defaults,

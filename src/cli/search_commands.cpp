@@ -173,7 +173,7 @@ void add_search_commands(CLI::App& app) {
     o.metrics = split_commas(r->metrics);
     if (!r->tune.empty()) o.tune_alpha = eval::parse_alpha_search(r->tune);
     o.search = r->search.resolve();
-    if (r->search.k_option->count()) o.k = o.search.k;
+    if (r->search.given("k")) o.k = o.search.k;
     o.model = r->models.model;
     o.sparse_model = r->models.sparse_model;
     o.verifier = r->models.verifier;

@@ -75,7 +75,7 @@ void add_stance_command(CLI::App& app) {
     a->options.templates = app::parse_stance_templates(a->templates);
     a->options.search = a->search.resolve();
     const auto report = app::run_stance(a->options, stderr_progress("encoding corpus"), stderr_progress("word ablation"));
-    print_report(a->options, a->search.stage1, report);
+    print_report(a->options, retrieval::to_string(a->options.search.stage1), report);
   });
 }
 

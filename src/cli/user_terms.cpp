@@ -13,7 +13,8 @@ namespace {
 
 // Library field -> the flag that sets it. Fields without a flag keep their library name.
 const std::unordered_map<std::string, std::string>& flag_of_field() {
-  static const std::unordered_map<std::string, std::string> flags = {
+  static const std::unordered_map<std::string, std::string> flags = [] {
+    std::unordered_map<std::string, std::string> fields = {
       {"output_dir", "--out"},
       {"epochs", "--epochs"},
       {"batch_size", "--batch-size"},
@@ -37,16 +38,30 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
       {"patch", "--patch"},
       {"feed_forward", "--feed-forward"},
       {"dropout", "--dropout"},
-      {"fusion_lambda", "--lambda"},
-  };
+      {"sparse_model", "--sparse-model"},
+    };
+    // The search settings' keywords, from their table. Only those with an underscore are looked
+    // for in messages: "k" or "alpha" are also plain words there.
+    for (const auto& setting : app::search_settings()) {
+      if (setting.keyword.find('_') != std::string::npos) fields[setting.keyword] = setting.flag;
+    }
+    return fields;
+  }();
   return flags;
 }
 
 }  // namespace
 
 std::string in_user_terms(const std::string& message) {
-  static const std::regex field(R"((?:VerifierTrainConfig|TrainConfig|EncoderConfig|VerifierShape)\.([a-z_]+))"
-                                R"(|SearchParams::([a-z_]+)|\b(fusion_lambda|ef_search|nprobe)\b)");
+  static const std::regex field = [] {
+    // The search settings' keywords and sparse_model are said without a struct.
+    std::string bare = "nprobe|sparse_model";
+    for (const auto& setting : app::search_settings()) {
+      if (setting.keyword.find('_') != std::string::npos) bare += "|" + setting.keyword;
+    }
+    return std::regex(R"((?:VerifierTrainConfig|TrainConfig|EncoderConfig|VerifierShape)\.([a-z_]+))"
+                      R"(|SearchParams::([a-z_]+)|\b()" + bare + R"()\b)");
+  }();
   std::string out;
   auto last = message.cbegin();
   for (std::sregex_iterator it(message.begin(), message.end(), field), end; it != end; ++it) {

@@ -292,13 +292,17 @@ void validate_settings(const SearchOptions& options) {
   }
 }
 
-void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {
+void validate_search(const SearchOptions& options) {
   if (options.k == 0) throw InvalidArgument("k must be >= 1");
   if (options.candidates < options.k) {
     throw InvalidArgument("candidates (K = " + std::to_string(options.candidates) +
                           ") must be >= k (" + std::to_string(options.k) + ")");
   }
   validate_settings(options);
+}
+
+void Retriever::validate(const EncodedQueries& queries, const SearchOptions& options) const {
+  validate_search(options);
   const std::size_t n = options.stage1 == Stage1::kBm25 ? queries.texts.size() : queries.dense.rows();
   if (options.stage1 != Stage1::kBm25 || queries.dense.rows() > 0) {  // BM25 hits read E(q) for their cosine
     require_width(queries.dense, index_->options().dim, "query embeddings");

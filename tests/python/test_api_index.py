@@ -562,6 +562,23 @@ def test_search_takes_k_positionally_and_reads_its_defaults_from_the_library(ind
     assert scores.shape == slots.shape == (1, 150)
 
 
+def test_search_settings_are_checked_by_the_keyword_a_caller_typed(index):
+    options = cp.SearchOptions(k=5, scorer="kappa4", alpha=2, guard=False)
+    assert (options.k, options.candidates, options.scorer, options.sparsity, options.alpha, options.guard) == (
+        5, cp.SearchOptions().candidates, "sparsity", "kappa4", 2.0, False)
+    assert cp.SearchOptions(k=500).candidates == 500  # candidates follow k, as in Index.search
+    with pytest.raises(ValueError, match="unknown search setting 'scorre'; did you mean 'scorer'"):
+        cp.SearchOptions(scorre="hoyer")
+    with pytest.raises(ValueError, match="alpha needs a number; got the name 'high'"):
+        cp.SearchOptions(scorer="hoyer", alpha="high")
+    with pytest.raises(ValueError, match="k needs a whole number; got True"):
+        cp.SearchOptions(k=True)
+    with pytest.raises(ValueError, match=r"candidates \(K = 3\) must be >= k \(5\)"):
+        index.search([TEXTS[0]], 5, candidates=3)
+    with pytest.raises(ValueError, match="verifier is read by scorer 'verifier' only"):
+        cp.SearchOptions().check_inputs(verifier=True)
+
+
 def test_search_results_say_which_alpha_stage_2_used(index, encoder):
     given = index.search([TEXTS[0]], 3, scorer="hoyer", alpha=0.5)
     assert given.alpha[:2] == (0.5, "given")

@@ -356,7 +356,7 @@ def test_bad_options_fail_before_any_model_is_loaded(tmp_path):
     loads = run(*base, check=False)
     assert loads.returncode != 0 and "manifest" in loads.stderr
     no_es = run(*base, "--scorer", "hoyer", check=False)
-    assert no_es.returncode == 1 and "needs a sparse-aware encoder: give --sparse-model" in no_es.stderr
+    assert no_es.returncode == 1 and "needs a sparse-aware encoder Es (--sparse-model)" in no_es.stderr
     bad_metric = run(*base, "--metrics", "ndcg@10,ndgc@10", check=False)
     assert bad_metric.returncode == 1 and "ndgc@10" in bad_metric.stderr and "manifest" not in bad_metric.stderr
     out = tmp_path / "existing"
@@ -495,7 +495,7 @@ def test_search_with_a_query_file_never_returns_a_querys_own_id_unless_kept(tmp_
                   tmp_path / "nodir" / "run.trec", check=False)  # refused before the models load
     assert nowhere.returncode == 2 and f"--trec: folder {tmp_path / 'nodir'} does not exist" in nowhere.stderr
     no_es = run("search", "--index", index, "--query", "x", "--model", TINY_MODEL, "--scorer", "hoyer", check=False)
-    assert no_es.returncode == 1 and "stores none: rebuild it with `index build --sparse-model NAME`" in no_es.stderr
+    assert no_es.returncode == 1 and "stores none: rebuild it with an Es (--sparse-model, e.g. sparse-default)" in no_es.stderr
 
 
 def test_clean_writes_the_corpus_without_the_contradicting_passages_and_never_over_a_corpus(tmp_path):

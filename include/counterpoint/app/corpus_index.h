@@ -34,8 +34,4 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
 // A model by name or directory (resolve_model), loaded with `threads` encoder threads.
 std::shared_ptr<Encoder> load_model(const std::string& name_or_dir, int threads);
 
-// InvalidArgument for a --sparse-model or --verifier given to a scorer that never reads it (it
-// would be loaded, and the corpus encoded by it, for nothing). run and search call it.
-void require_models_read_by(retrieval::Scorer scorer, bool sparse_model_given, bool verifier_given);
-
 }  // namespace counterpoint::app

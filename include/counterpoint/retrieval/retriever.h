@@ -191,6 +191,7 @@ class Retriever {
   const index::DocumentIndex& index() const { return *index_; }
   const Encoder* encoder() const { return encoder_.get(); }
   const Encoder* sparse_encoder() const { return sparse_encoder_.get(); }
+  const scoring::MapVerifier* verifier() const { return verifier_.get(); }
 
  private:
   Candidates stage1(const EncodedQueries& queries, std::size_t q, const SearchOptions& options,
@@ -229,6 +230,9 @@ void check_encoders(const index::DocumentIndex& index, const Encoder* encoder, c
 // default where no hybrid stage 1 (or no fusion of that kind) reads it. Every search checks them;
 // faces call it to refuse them before any model loads.
 void validate_settings(const SearchOptions& options);
+// validate_settings and the depth of a search: k >= 1 and candidates >= k. A workflow that
+// states its own depth rule in its terms (the hits its metrics need) checks the settings alone.
+void validate_search(const SearchOptions& options);
 
 // Options for an index of `encoder`'s rows (and `sparse_encoder`'s Es when given; with `tokens`,
 // its token embeddings for the token scorers): widths and the encoders' identities set,

@@ -47,7 +47,7 @@ TEST(BeirRun, TheUnloadableModelReallyFailsToLoad) {
 TEST(BeirRun, ASparsityScorerWithoutEsFailsBeforeAnyModelIsLoaded) {
   auto o = run_options();
   o.search.scorer = retrieval::Scorer::kSparsity;
-  EXPECT_NE(message_of([&] { run_beir(o); }).find("--sparse-model"), std::string::npos);
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("needs a sparse-aware encoder Es (sparse_model)"), std::string::npos);
 }
 
 TEST(BeirRun, AnUnknownMetricFailsBeforeAnyModelIsLoaded) {
