@@ -41,15 +41,19 @@ class StanceReading:
     def describe(self) -> str: ...
 def read_stance(query: str, stance: str = ...) -> StanceReading: ...
 def run_beir(dataset: PathType, qrels: PathType, *, model: PathType = ..., sparse_model: Optional[PathType] = ...,
-             scorer: str = ..., alpha: Optional[float] = ..., k: Optional[int] = ..., candidates: int = ...,
-             metrics: Sequence[str] = ..., tune_alpha: Optional[str] = ..., index_cache: Optional[PathType] = ...,
-             out: Optional[PathType] = ..., keep_self: bool = ..., prefix: Optional[str] = ..., stage1: str = ...,
-             fusion: str = ..., fusion_lambda: float = ..., threads: int = ..., sparsity_scale: Optional[float] = ...,
-             progress: Progress = ...) -> Dict[str, Any]: ...
+             verifier: Optional[PathType] = ..., scorer: str = ..., alpha: Optional[float] = ...,
+             k: Optional[int] = ..., candidates: int = ..., metrics: Sequence[str] = ...,
+             tune_alpha: Optional[str] = ..., index_cache: Optional[PathType] = ..., out: Optional[PathType] = ...,
+             keep_self: bool = ..., prefix: Optional[str] = ..., stage1: str = ..., fusion: str = ...,
+             fusion_lambda: float = ..., rrf_k: int = ..., threads: int = ..., sparsity_scale: Optional[float] = ...,
+             stance: str = ..., guard: bool = ..., ef_search: int = ..., nprobe: int = ...,
+             feature_cache: Optional[PathType] = ..., progress: Progress = ...) -> Dict[str, Any]: ...
 def run_stance(dataset: PathType, qrels: PathType, *, model: PathType = ..., templates: str = ..., stage1: str = ...,
-               fusion: str = ..., fusion_lambda: float = ..., candidates: int = ..., index_cache: Optional[PathType] = ...,
-               ablation: int = ..., threads: int = ..., sparse_model: Optional[PathType] = ..., scorer: str = ...,
-               alpha: Optional[float] = ..., progress: Progress = ...) -> Dict[str, Any]: ...
+               fusion: str = ..., fusion_lambda: float = ..., rrf_k: int = ..., candidates: int = ...,
+               index_cache: Optional[PathType] = ..., ablation: int = ..., threads: int = ...,
+               sparse_model: Optional[PathType] = ..., scorer: str = ..., alpha: Optional[float] = ...,
+               sparsity_scale: Optional[float] = ..., feature_cache: Optional[PathType] = ...,
+               progress: Progress = ...) -> Dict[str, Any]: ...
 def exclusion_lists(exclude: Optional[Sequence[Optional[Union[str, Sequence[str]]]]], n: int) -> List[List[str]]: ...
 def l2_l1(q: ArrayLike, C: ArrayLike, *, guard: bool = ...) -> FloatArray: ...
 def kappa4(q: ArrayLike, C: ArrayLike, *, guard: bool = ...) -> FloatArray: ...
@@ -184,7 +188,7 @@ class Index:
                exclude: Optional[Sequence[Optional[Sequence[str]]]] = ...,
                verifier: Optional[MapVerifier] = ...,
                sparse_queries: Optional[ArrayLike] = ..., ef_search: int = ..., nprobe: int = ...,
-               sparsity_scale: Optional[float] = ..., stance: str = ...) -> SearchResults: ...
+               sparsity_scale: Optional[float] = ..., stance: str = ..., rrf_k: int = ...) -> SearchResults: ...
     def add(self, texts: Sequence[str], ids: Sequence[str], *, progress: Progress = ...,
             batch_size: int = ...) -> None: ...
     def remove(self, ids: Sequence[str]) -> None: ...
@@ -294,6 +298,10 @@ def near_miss_edit_kinds() -> List[str]: ...
 def add_inverted_negatives(triples: Sequence[Triple], inverter: Inverter) -> List[Triple]: ...
 
 TrainReport = Dict[str, Any]
+# A triple as the trainers take it: Triple, (anchor, positive[, negative or negatives]) or a dict of
+# those keys and group; a whole set may also be a pandas DataFrame of those columns.
+TripleLike = Union[Triple, Tuple[str, str], Tuple[str, str, Union[str, Sequence[str]]], Dict[str, Any]]
+Triples = Union[Sequence[TripleLike], Any]
 
 def load_triples(path: PathType) -> List[Triple]: ...
 def sick_triples(pairs_path: PathType, corpus_path: PathType, seed: int = ...) -> List[Triple]: ...
@@ -301,18 +309,18 @@ def arguana_triples(dataset_dir: PathType, qrels_path: PathType, metadata_path: 
                     negatives: int = ..., seed: int = ...) -> List[Triple]: ...
 def sick_near_miss_triples(pairs_path: PathType, min_overlap: float = ...) -> List[Triple]: ...
 def sick_near_miss_pairs(pairs_path: PathType, min_overlap: float = ...) -> List[LabeledPair]: ...
-def train_sparsecl(base_model: PathType, triples: Sequence[Triple], output_dir: PathType, *,
+def train_sparsecl(base_model: PathType, triples: Triples, output_dir: PathType, *,
                    epochs: int = ..., batch_size: int = ..., learning_rate: float = ...,
                    temperature: float = ..., sparsity: str = ..., hard_negative_weight: float = ...,
                    weight_decay: float = ..., warmup_ratio: float = ..., seed: int = ..., threads: int = ...,
                    max_steps: int = ..., query_prefix: Optional[str] = ..., model_name: str = ...,
                    head_only: bool = ..., head_kind: str = ..., head_hidden: int = ...,
                    frozen_layers: int = ..., checkpoint_every: int = ...,
-                   resume: bool = ..., dev_triples: Sequence[PathType] = ..., dense_model: PathType = ...,
+                   resume: bool = ..., dev_triples: Union[Sequence[PathType], Triples] = ..., dense_model: PathType = ...,
                    sparsity_scales: Sequence[float] = ..., progress: Progress = ...) -> TrainReport: ...
 # The same parameters and report as train_sparsecl, with the cosine InfoNCE loss.
 train_contrastive = train_sparsecl
-def train_verifier(encoder: Union[Encoder, PathType], triples: Sequence[Triple], output_dir: PathType, *,
+def train_verifier(encoder: Union[Encoder, PathType], triples: Triples, output_dir: PathType, *,
                    architecture: str = ..., map_size: int = ..., width: int = ..., patch: int = ...,
                    feed_forward: int = ..., dropout: float = ..., epochs: int = ..., batch_size: int = ...,
                    learning_rate: float = ..., temperature: float = ..., weight_decay: float = ...,

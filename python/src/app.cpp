@@ -7,6 +7,8 @@
 
 namespace counterpoint::python {
 
+using namespace pybind11::literals;
+
 namespace {
 
 py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
@@ -16,31 +18,34 @@ py::dict alpha_dict(const retrieval::AlphaChoice& alpha) {
   return d;
 }
 
-py::dict beir_run(py::handle dataset, py::handle qrels, py::handle model, py::handle sparse_model,
+py::dict beir_run(py::handle dataset, py::handle qrels, py::handle model, py::handle sparse_model, py::handle verifier,
                   const std::string& scorer, std::optional<double> alpha, std::optional<std::size_t> k,
                   std::size_t candidates, std::vector<std::string> metrics, std::optional<std::string> tune_alpha,
                   py::handle index_cache, py::handle out, bool keep_self, std::optional<std::string> prefix,
-                  const std::string& stage1, const std::string& fusion, double fusion_lambda, int threads,
-                  std::optional<double> sparsity_scale, py::object progress) {
+                  const std::string& stage1, const std::string& fusion, double fusion_lambda, int rrf_k, int threads,
+                  std::optional<double> sparsity_scale, const std::string& stance, bool guard, int ef_search,
+                  int nprobe, py::handle feature_cache, py::object progress) {
   app::BeirRunOptions o;
   o.dataset = path_argument(dataset, "dataset");
   o.qrels = path_argument(qrels, "qrels");
   o.model = path_argument(model, "model", kModelExpected);
   o.sparse_model = optional_path(sparse_model, "sparse_model", kModelExpected).value_or("");
-  retrieval::set_scorer(o.search, scorer);
-  if (alpha) o.search.alpha = float(*alpha);
-  if (sparsity_scale) o.search.sparsity.scale = float(*sparsity_scale);
+  o.verifier = optional_path(verifier, "verifier").value_or("");
+  // The search settings through the one table (k apart: None here means the metrics' depth).
+  o.search = app::search_options_from(
+      given_settings(py::dict("scorer"_a = scorer, "alpha"_a = alpha, "sparsity_scale"_a = sparsity_scale,
+                              "candidates"_a = candidates, "stage1"_a = stage1, "fusion"_a = fusion,
+                              "fusion_lambda"_a = fusion_lambda, "rrf_k"_a = rrf_k, "stance"_a = stance,
+                              "guard"_a = guard, "ef_search"_a = ef_search, "nprobe"_a = nprobe)),
+      o.search);
   o.k = k;
-  o.search.candidates = candidates;
   o.metrics = std::move(metrics);
   if (tune_alpha) o.tune_alpha = eval::parse_alpha_search(*tune_alpha);
   if (auto cache = optional_path(index_cache, "index_cache")) o.index_cache = *cache;
   if (auto run_file = optional_path(out, "out")) o.out = *run_file;
+  o.feature_cache = optional_path(feature_cache, "feature_cache").value_or("");
   o.keep_self = keep_self;
   o.prefix = prefix;
-  o.search.stage1 = retrieval::parse_stage1(stage1);
-  o.search.fusion = retrieval::parse_fusion(fusion);
-  o.search.fusion_lambda = float(fusion_lambda);
   o.threads = threads;
   ProgressBridge bridge(progress, "encoding corpus");
   const auto report = run_released(bridge, [&] { return app::run_beir(o, bridge.callback()); });
@@ -70,23 +75,23 @@ py::dict scores_dict(const eval::StanceScores& s) {
 }
 
 py::dict stance_run(py::handle dataset, py::handle qrels, py::handle model, const std::string& templates,
-                    const std::string& stage1, const std::string& fusion, double fusion_lambda, std::size_t candidates,
-                    py::handle index_cache, std::size_t ablation, int threads,
+                    const std::string& stage1, const std::string& fusion, double fusion_lambda, int rrf_k,
+                    std::size_t candidates, py::handle index_cache, std::size_t ablation, int threads,
                     py::handle sparse_model, const std::string& scorer, std::optional<double> alpha,
-                    py::object progress) {
+                    std::optional<double> sparsity_scale, py::handle feature_cache, py::object progress) {
   app::StanceRunOptions o;
   o.dataset = path_argument(dataset, "dataset");
   o.qrels = path_argument(qrels, "qrels");
   o.model = path_argument(model, "model", kModelExpected);
   o.sparse_model = optional_path(sparse_model, "sparse_model", kModelExpected).value_or("");
-  retrieval::set_scorer(o.search, scorer);
-  if (alpha) o.search.alpha = float(*alpha);
+  o.search = app::search_options_from(
+      given_settings(py::dict("stage1"_a = stage1, "fusion"_a = fusion, "fusion_lambda"_a = fusion_lambda,
+                              "rrf_k"_a = rrf_k, "candidates"_a = candidates, "scorer"_a = scorer, "alpha"_a = alpha,
+                              "sparsity_scale"_a = sparsity_scale)),
+      o.search);
   o.templates = app::parse_stance_templates(templates);
-  o.search.stage1 = retrieval::parse_stage1(stage1);
-  o.search.fusion = retrieval::parse_fusion(fusion);
-  o.search.fusion_lambda = float(fusion_lambda);
-  o.search.candidates = candidates;
   if (auto cache = optional_path(index_cache, "index_cache")) o.index_cache = *cache;
+  o.feature_cache = optional_path(feature_cache, "feature_cache").value_or("");
   o.ablation = ablation;
   o.threads = threads;
   ProgressBridge bridge(progress, "encoding corpus");
@@ -122,16 +127,20 @@ py::dict stance_run(py::handle dataset, py::handle qrels, py::handle model, cons
 void register_app(py::module_& m) {
   const app::BeirRunOptions run_defaults;
   const app::StanceRunOptions stance_defaults;
+  const retrieval::SearchOptions& run_search = run_defaults.search;
   m.def("run_beir", &beir_run, py::arg("dataset"), py::arg("qrels"), py::kw_only(),
-        py::arg("model") = run_defaults.model, py::arg("sparse_model") = py::none(),
-        py::arg("scorer") = retrieval::to_string(run_defaults.search.scorer), py::arg("alpha") = py::none(),
-        py::arg("k") = py::none(), py::arg("candidates") = run_defaults.search.candidates,
+        py::arg("model") = run_defaults.model, py::arg("sparse_model") = py::none(), py::arg("verifier") = py::none(),
+        py::arg("scorer") = retrieval::to_string(run_search.scorer), py::arg("alpha") = py::none(),
+        py::arg("k") = py::none(), py::arg("candidates") = run_search.candidates,
         py::arg("metrics") = run_defaults.metrics, py::arg("tune_alpha") = py::none(),
         py::arg("index_cache") = py::none(), py::arg("out") = py::none(), py::arg("keep_self") = run_defaults.keep_self,
-        py::arg("prefix") = py::none(), py::arg("stage1") = retrieval::to_string(run_defaults.search.stage1),
-        py::arg("fusion") = retrieval::to_string(run_defaults.search.fusion),
-        py::arg("fusion_lambda") = run_defaults.search.fusion_lambda, py::arg("threads") = run_defaults.threads,
-        py::arg("sparsity_scale") = py::none(), py::arg("progress") = false,
+        py::arg("prefix") = py::none(), py::arg("stage1") = retrieval::to_string(run_search.stage1),
+        py::arg("fusion") = retrieval::to_string(run_search.fusion), py::arg("fusion_lambda") = run_search.fusion_lambda,
+        py::arg("rrf_k") = run_search.rrf_k, py::arg("threads") = run_defaults.threads,
+        py::arg("sparsity_scale") = py::none(), py::arg("stance") = retrieval::to_string(run_search.stance),
+        py::arg("guard") = run_search.sparsity.identical_guard, py::arg("ef_search") = run_search.dense_params.ef_search,
+        py::arg("nprobe") = run_search.dense_params.nprobe, py::arg("feature_cache") = run_defaults.feature_cache,
+        py::arg("progress") = false,
         R"(One retrieval configuration on a BEIR dataset against an explicit qrels file, as
 `counterpoint run` runs it: only the judged queries, a query's own id removed (unless
 keep_self), alpha tuned on these qrels first when tune_alpha is "interval", "reference" or "grid".
@@ -146,6 +155,9 @@ Arguments:
     candidates: stage-1 candidates per query; left at the default, k when k is larger.
     index_cache: a folder to reuse the corpus index from, or to save it to.
     out: a TREC run file to write.
+    verifier, stage1, fusion, fusion_lambda, rrf_k, stance, guard, ef_search, nprobe: as in
+        Index.search (ef_search / nprobe apply to an index_cache built as hnsw / ivf).
+    feature_cache: the folder keeping the network's pooled features of the corpus; None = none.
 
 Returns:
     dict(queries, k, scoring, alpha=dict(value, description), sparsity_scale, metrics={name: mean},
@@ -154,16 +166,19 @@ Returns:
         py::arg("model") = stance_defaults.model, py::arg("templates") = app::to_string(stance_defaults.templates),
         py::arg("stage1") = retrieval::to_string(stance_defaults.search.stage1),
         py::arg("fusion") = retrieval::to_string(stance_defaults.search.fusion),
-        py::arg("fusion_lambda") = stance_defaults.search.fusion_lambda,
+        py::arg("fusion_lambda") = stance_defaults.search.fusion_lambda, py::arg("rrf_k") = stance_defaults.search.rrf_k,
         py::arg("candidates") = stance_defaults.search.candidates, py::arg("index_cache") = py::none(),
         py::arg("ablation") = stance_defaults.ablation, py::arg("threads") = stance_defaults.threads,
         py::arg("sparse_model") = py::none(), py::arg("scorer") = retrieval::to_string(stance_defaults.search.scorer),
-        py::arg("alpha") = py::none(), py::arg("progress") = false,
+        py::arg("alpha") = py::none(), py::arg("sparsity_scale") = py::none(),
+        py::arg("feature_cache") = stance_defaults.feature_cache, py::arg("progress") = false,
         R"(Stance-aware retrieval evaluated as `counterpoint stance` does: per instruction template
 (held-out or training) P@R, Hard@R, Semi@R, Easy@R and nDCG@10, their mean, and with ablation=N
 the word-ablation diagnostics RIS / RCS / DI (mean, std) per document class. With sparse_model
 (Es) and a sparsity scorer ("hoyer", "l2l1", "kappa4"), the stance stage: each query's instruction
 signs the sparsity term, cos + alpha * sparsity(Es(topic) - Es(claim)) for attack, minus for support.
+sparsity_scale is the magnitude gate tau (Index.search's); feature_cache the folder keeping the
+network's pooled features of the corpus (None = none); the other settings are Index.search's.
 
 Returns:
     dict(queries, encoder, scoring, templates=[dict(support, attack, p@r, hard@r, ...)], mean=dict(...),

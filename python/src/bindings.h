@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "counterpoint/app/settings.h"
 #include "counterpoint/core/matrix.h"
 #include "counterpoint/core/progress.h"
 
@@ -67,6 +68,11 @@ std::optional<std::string> optional_path(py::handle object, const std::string& n
                                          const char* expected = kPathExpected);
 // A list of paths, each through path_argument (named name[i]); a single path is refused as a slip.
 std::vector<std::string> path_list(py::handle object, const std::string& name);
+
+// Keyword arguments as the search settings table takes them (app::search_options_from), in the
+// order given: True/False, int, float (numpy scalars by what they convert to) or str; None leaves
+// a setting at its default. TypeError naming the keyword for anything else.
+app::GivenSettings given_settings(const py::dict& keywords);
 
 // Drives a long C++ call's progress: when `progress` is True a tqdm bar on a terminal or in a
 // notebook, else (a log) a line "description: done/total" every kProgressLogInterval; a callable

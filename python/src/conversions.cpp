@@ -265,4 +265,33 @@ void ProgressBridge::rethrow_if_failed() {
   throw std::move(*error);
 }
 
+namespace {
+
+// A keyword argument as the settings table takes it: True/False, an int, a float or a str; None
+// leaves the setting at its default (alpha=None: the recorded alpha).
+std::optional<app::SettingValue> setting_value(const std::string& keyword, py::handle value) {
+  if (value.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(value)) return app::SettingValue(value.cast<bool>());
+  if (py::isinstance<py::int_>(value)) return app::SettingValue(value.cast<std::int64_t>());
+  if (py::isinstance<py::float_>(value)) return app::SettingValue(value.cast<double>());
+  if (py::isinstance<py::str>(value)) return app::SettingValue(value.cast<std::string>());
+  // numpy scalars and other numbers: by what they convert to, as Python's own int() and float() would.
+  const auto number = py::reinterpret_borrow<py::object>(value);
+  if (py::hasattr(number, "__index__")) return app::SettingValue(py::int_(number).cast<std::int64_t>());
+  if (py::hasattr(number, "__float__")) return app::SettingValue(py::float_(number).cast<double>());
+  throw py::type_error(keyword + " must be a bool, a number or a str, got " + type_name(value));
+}
+
+}  // namespace
+
+// Keyword arguments, in the order given, for app::search_options_from.
+app::GivenSettings given_settings(const py::dict& keywords) {
+  app::GivenSettings given;
+  for (const auto& [key, value] : keywords) {
+    const std::string keyword = py::str(key);
+    if (auto converted = setting_value(keyword, value)) given.emplace_back(keyword, std::move(*converted));
+  }
+  return given;
+}
+
 }  // namespace counterpoint::python

@@ -304,21 +304,6 @@ py::array stored_sparse_rows(const DocumentIndex& documents, const std::vector<i
 // The defaults of Index.search and SearchOptions: the library's, from one default-constructed struct.
 const retrieval::SearchOptions kSearchDefaults{};
 
-// A keyword argument as the settings table takes it: True/False, an int, a float or a str; None
-// leaves the setting at its default (alpha=None: the recorded alpha).
-std::optional<app::SettingValue> setting_value(const std::string& keyword, py::handle value) {
-  if (value.is_none()) return std::nullopt;
-  if (py::isinstance<py::bool_>(value)) return app::SettingValue(value.cast<bool>());
-  if (py::isinstance<py::int_>(value)) return app::SettingValue(value.cast<std::int64_t>());
-  if (py::isinstance<py::float_>(value)) return app::SettingValue(value.cast<double>());
-  if (py::isinstance<py::str>(value)) return app::SettingValue(value.cast<std::string>());
-  // numpy scalars and other numbers: by what they convert to, as Python's own int() and float() would.
-  const auto number = py::reinterpret_borrow<py::object>(value);
-  if (py::hasattr(number, "__index__")) return app::SettingValue(py::int_(number).cast<std::int64_t>());
-  if (py::hasattr(number, "__float__")) return app::SettingValue(py::float_(number).cast<double>());
-  throw py::type_error(keyword + " must be a bool, a number or a str, got " + type_name(value));
-}
-
 app::ScorerInputs::Presence presence(const std::string& name, const char* keyword) {
   using Presence = app::ScorerInputs::Presence;
   if (name == "absent") return Presence::kAbsent;
@@ -327,15 +312,6 @@ app::ScorerInputs::Presence presence(const std::string& name, const char* keywor
   throw py::value_error(std::string(keyword) + " must be 'absent', 'given' or 'held', got '" + name + "'");
 }
 
-// Keyword arguments, in the order given, for app::search_options_from.
-app::GivenSettings given_settings(const py::dict& keywords) {
-  app::GivenSettings given;
-  for (const auto& [key, value] : keywords) {
-    const std::string keyword = py::str(key);
-    if (auto converted = setting_value(keyword, value)) given.emplace_back(keyword, std::move(*converted));
-  }
-  return given;
-}
 
 // A sparsity search on alpha 1 because nobody chose one is worth a warning: the figure may be far
 // from what Es was tuned for.
@@ -349,7 +325,8 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                      const std::string& scorer, std::optional<double> alpha, const std::string& stage1,
                      const std::string& fusion, double fusion_lambda, bool guard, py::object prefix_object,
                      py::object exclude, std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries,
-                     int ef_search, int nprobe, std::optional<double> sparsity_scale, const std::string& stance) {
+                     int ef_search, int nprobe, std::optional<double> sparsity_scale, const std::string& stance,
+                     int rrf_k) {
   // Query vectors (a numeric array) or query texts (a list of str).
   const bool vectors = py::isinstance<py::array>(queries);
   app::SearchQueries batch;
@@ -358,7 +335,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
   py::dict keywords("k"_a = k, "candidates"_a = candidates, "scorer"_a = scorer, "alpha"_a = alpha, "stage1"_a = stage1,
                     "fusion"_a = fusion, "fusion_lambda"_a = fusion_lambda, "guard"_a = guard,
                     "ef_search"_a = ef_search, "nprobe"_a = nprobe, "sparsity_scale"_a = sparsity_scale,
-                    "stance"_a = stance);
+                    "stance"_a = stance, "rrf_k"_a = rrf_k);
   const retrieval::SearchOptions options = app::search_options_from(given_settings(keywords));
   app::ScorerInputs named;  // what this call names beside the index's own parts
   named.sparse_model = app::ScorerInputs::Presence::kHeld;
@@ -615,7 +592,7 @@ the models the index records.)")
            py::arg("exclude") = py::none(), py::arg("verifier") = py::none(), py::arg("sparse_queries") = py::none(),
            py::arg("ef_search") = kSearchDefaults.dense_params.ef_search,
            py::arg("nprobe") = kSearchDefaults.dense_params.nprobe, py::arg("sparsity_scale") = py::none(),
-           py::arg("stance") = retrieval::to_string(kSearchDefaults.stance),
+           py::arg("stance") = retrieval::to_string(kSearchDefaults.stance), py::arg("rrf_k") = kSearchDefaults.rrf_k,
           R"(Two-stage search: stage 1 fetches `candidates` documents per query, stage 2 rescores
 them with `scorer` and returns the best `k`.
 
@@ -649,6 +626,7 @@ Arguments:
     fusion: for "hybrid": "rsf" (relative score fusion: n(dense) + fusion_lambda * n(bm25)) or
         "rrf" (reciprocal rank fusion).
     fusion_lambda: weight of BM25 in relative score fusion, finite.
+    rrf_k: the constant of reciprocal rank fusion (fusion="rrf"): a hit at rank r counts 1 / (rrf_k + r).
     guard: give (near-)identical query/document pairs sparsity -1e9 so a query never retrieves
         itself or an exact duplicate (SparseCL's reference behaviour).
     prefix: replaces the encoder's query prefix for these queries (e.g. a stance instruction).

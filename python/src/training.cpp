@@ -30,6 +30,91 @@ const scoring::VerifierShape kShapeDefaults{};
 const training::TripleSource kSourceDefaults{};
 const training::NearMissSource kNearMissDefaults{};
 
+// Texts given as one str or a list of str (a triple's negatives).
+std::vector<std::string> one_or_more_texts(py::handle value, const std::string& where) {
+  if (py::isinstance<py::str>(value)) return {text_of(value, where)};
+  return text_list(value, where.c_str());
+}
+
+// A triple as a notebook holds it: a cp.Triple; a tuple or list (anchor, positive) or (anchor,
+// positive, negative), the negative one str or a list of them; a dict (a DataFrame's row) with
+// anchor, positive and optionally negative or negatives and group.
+Triple triple_of(py::handle item, const std::string& where) {
+  if (py::isinstance<Triple>(item)) return item.cast<Triple>();
+  Triple t;
+  if (py::isinstance<py::dict>(item)) {
+    const auto row = py::reinterpret_borrow<py::dict>(item);
+    for (const auto& [key, value] : row) {
+      const std::string name = py::str(key);
+      if (name != "anchor" && name != "positive" && name != "negative" && name != "negatives" && name != "group") {
+        throw py::value_error(where + " has the key '" + name +
+                              "'; a triple's keys are anchor, positive, negative (or negatives) and group");
+      }
+    }
+    if (!row.contains("anchor") || !row.contains("positive")) {
+      throw py::value_error(where + " needs the keys 'anchor' and 'positive'");
+    }
+    if (row.contains("negative") && row.contains("negatives")) {
+      throw py::value_error(where + " has both 'negative' and 'negatives': give one of them");
+    }
+    t.anchor = text_of(row["anchor"], where + "['anchor']");
+    t.positive = text_of(row["positive"], where + "['positive']");
+    for (const char* key : {"negative", "negatives"}) {
+      if (row.contains(key)) t.negatives = one_or_more_texts(row[key], where + "['" + key + "']");
+    }
+    if (row.contains("group")) t.group = text_of(row["group"], where + "['group']");
+    return t;
+  }
+  if (py::isinstance<py::tuple>(item) || py::isinstance<py::list>(item)) {
+    const auto fields = py::reinterpret_borrow<py::sequence>(item);
+    if (fields.size() < 2 || fields.size() > 3) {
+      throw py::value_error(where + " must be (anchor, positive) or (anchor, positive, negative), got " +
+                            std::to_string(fields.size()) + " items");
+    }
+    t.anchor = text_of(fields[0], where + "[0]");
+    t.positive = text_of(fields[1], where + "[1]");
+    if (fields.size() == 3) t.negatives = one_or_more_texts(fields[2], where + "[2]");
+    return t;
+  }
+  throw py::type_error(where + " must be a cp.Triple, a tuple (anchor, positive, negative) or a dict with anchor and "
+                       "positive, got " + type_name(item));
+}
+
+// A pandas DataFrame (pandas is not a dependency: anything with columns and to_dict), read by rows.
+bool is_data_frame(py::handle object) { return py::hasattr(object, "columns") && py::hasattr(object, "to_dict"); }
+
+// Triples as a notebook holds them: a list of triple_of's forms, or a DataFrame of their columns.
+std::vector<Triple> triple_list(py::handle object, const std::string& name) {
+  py::object rows = py::reinterpret_borrow<py::object>(object);
+  if (is_data_frame(object)) rows = object.attr("to_dict")("records");
+  if (py::isinstance<py::str>(rows) || !py::isinstance<py::iterable>(rows)) {
+    throw py::type_error(name + " must be a list of triples (cp.Triple, tuples or dicts) or a DataFrame, got " +
+                         type_name(object));
+  }
+  std::vector<Triple> triples;
+  for (py::handle item : py::reinterpret_borrow<py::iterable>(rows)) {
+    triples.push_back(triple_of(item, name + "[" + std::to_string(triples.size()) + "]"));
+  }
+  return triples;
+}
+
+// dev_triples: files (a list of paths) or triples in memory (triple_list's forms).
+void set_dev_triples(training::TrainConfig& config, py::handle dev) {
+  const auto is_path = [](py::handle item) {
+    return py::isinstance<py::str>(item) || py::isinstance<py::bytes>(item) || py::hasattr(item, "__fspath__");
+  };
+  if (!is_data_frame(dev) && py::isinstance<py::sequence>(dev) && !is_path(dev)) {
+    const auto items = py::reinterpret_borrow<py::sequence>(dev);
+    if (items.size() == 0 || is_path(items[0])) {
+      config.dev_triples = path_list(dev, "dev_triples");
+      return;
+    }
+  } else if (is_path(dev)) {
+    config.dev_triples = path_list(dev, "dev_triples");  // refused: a single path, not a list
+  }
+  config.dev_triples_in_memory = triple_list(dev, "dev_triples");
+}
+
 // `f`, its leading path argument (called `name`) taken through path_argument.
 template <typename R, typename... Rest>
 std::function<R(py::handle, Rest...)> path_first(R (*f)(const std::string&, Rest...), const char* name) {
@@ -49,6 +134,9 @@ py::dict report_dict(const training::TrainReport& report) {
       report.best_dev_score ? py::object(py::float_(*report.best_dev_score)) : py::object(py::none());
   d["stopped_early"] = report.stopped_early;
   d["output_dir"] = report.output_dir;
+  d["notes"] = report.notes;
+  // What the run decided for the user (a batch size lowered to fit) or warns about, as a notebook shows it.
+  for (const auto& note : report.notes) py::module_::import("warnings").attr("warn")(note);
   return d;
 }
 
@@ -128,11 +216,16 @@ constexpr const char* kEncoderTrainingArguments = R"(
 Arguments:
     base_model: model directory to start from (e.g. models/installed/use-lite-en), or the name of
         an installed model, looked up as Encoder.load does.
-    triples: list of Triple (anchor, positive, negatives, group); every triple needs the same
-        number of negatives. Triples of one non-empty group never share a batch.
+    triples: list of Triple (anchor, positive, negatives, group), of tuples (anchor, positive,
+        negative) or (anchor, positive), or of dicts with those keys (and group), or a pandas
+        DataFrame with those columns; every triple needs the same number of negatives. Triples of
+        one non-empty group never share a batch.
     output_dir: receives model.pt, the tokenizer file and manifest.json (a model directory that
         Encoder.load reads); checkpoints go to output_dir/checkpoint.
     epochs, batch_size: passes over the triples and triples per step (in-batch negatives), >= 1.
+        A batch holds each group once: with fewer distinct groups than the default batch size, the
+        batch size is their count (said in a UserWarning); another batch size that does not fit is
+        refused.
     learning_rate, weight_decay, warmup_ratio: AdamW with linear warm-up, then linear decay.
     temperature: InfoNCE temperature, > 0.
     sparsity: "hoyer", "l2l1" or "kappa4": the SparseCL loss's measure, and the one alpha is
@@ -158,7 +251,8 @@ Arguments:
     checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
     resume: continue from a checkpoint found in output_dir (it must come from the same triples and
         settings, else ValueError); False starts afresh.
-    dev_triples: held-out triple files (anchor<TAB>positive<TAB>negative[<TAB>group]); after
+    dev_triples: held-out triple files (anchor<TAB>positive<TAB>negative[<TAB>group]), or the
+        held-out triples themselves in any form `triples` takes; after
         training, the alpha of cos(E) + alpha * sparsity(Es) is tuned on them for nDCG@10, the
         trained model as Es, and recorded in its manifest: Index.search then uses it when given
         no alpha. Empty = no tuning.
@@ -185,7 +279,7 @@ Raises:
 void def_encoder_trainer(py::module_& m, const char* name, training::LossKind loss, const std::string& summary) {
   m.def(
       name,
-      [loss](py::handle base_model, const std::vector<Triple>& triples, py::handle output_dir,
+      [loss](py::handle base_model, py::handle triples, py::handle output_dir,
              py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature,
              const std::string& sparsity, double hard_negative_weight, double weight_decay, double warmup_ratio,
              std::uint64_t seed, int threads, py::ssize_t max_steps, py::object query_prefix,
@@ -207,13 +301,14 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         config.hard_negative_weight = hard_negative_weight;
         config.query_prefix = optional_text(query_prefix, "query_prefix");
         config.model_name = model_name;
-        config.dev_triples = path_list(dev_triples, "dev_triples");
+        set_dev_triples(config, dev_triples);
         config.dense_model = path_argument(dense_model, "dense_model", kModelExpected);
         config.sparsity_scales = sparsity_scales;
         const std::string base = path_argument(base_model, "base_model", kModelExpected);
+        const std::vector<Triple> rows = triple_list(triples, "triples");
         ProgressBridge bridge(progress, "training");
         return report_dict(run_released(bridge, [&] {
-          return training::train(base, triples, config, train_progress(bridge));
+          return training::train(base, rows, config, train_progress(bridge));
         }));
       },
       py::arg("base_model"), py::arg("triples"), py::arg("output_dir"), py::kw_only(),
@@ -438,7 +533,7 @@ void register_training(py::module_& m) {
 
   m.def(
       "train_verifier",
-      [](py::object encoder, const std::vector<Triple>& triples, py::handle output_dir,
+      [](py::object encoder, py::handle triple_rows, py::handle output_dir,
          const std::string& architecture, int map_size, int width, int patch, int feed_forward, double dropout,
          py::ssize_t epochs, py::ssize_t batch_size, double learning_rate, double temperature, double weight_decay,
          double warmup_ratio, std::uint64_t seed, int threads, py::ssize_t max_steps,
@@ -458,6 +553,7 @@ void register_training(py::module_& m) {
         config.patience = at_least_zero(patience, "patience");
         config.encoder_learning_rate = encoder_learning_rate;
         training::validate(config);  // before loading a model the encoder argument names
+        const std::vector<Triple> triples = triple_list(triple_rows, "triples");
         const std::shared_ptr<Encoder> model = encoder_of(encoder, threads);
         ProgressBridge bridge(progress, "training verifier");
         const auto report = run_released(bridge, [&] {
@@ -486,14 +582,16 @@ against every in-batch positive and its own negatives (InfoNCE over the scores /
 Arguments:
     encoder: the Encoder whose token vectors make the maps (never changed itself), or a model
         directory or installed model's name, loaded as Encoder.load does with `threads`.
-    triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss.
+    triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss (or
+        tuples, dicts or a DataFrame, as train_sparsecl takes them).
     output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
     architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
     map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128;
         the default is enough for sentence-length texts).
     width: F3 first-conv channels (reference 128) / F4 embedding size.
     patch, feed_forward: F4 sizes.
-    dropout: in [0, 1). epochs, batch_size: >= 1. learning_rate, weight_decay, warmup_ratio: AdamW.
+    dropout: in [0, 1). epochs, batch_size: >= 1 (the default lowered to the triples' distinct
+        groups when fewer, with a UserWarning). learning_rate, weight_decay, warmup_ratio: AdamW.
     seed: initialisation and data order. threads: libtorch threads, 0 = all cores.
     max_steps: stop after this many steps, 0 = all epochs.
     dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the

@@ -8,7 +8,9 @@ namespace counterpoint::cli {
 
 void add_optimizer_options(CLI::App& cmd, training::OptimizerSettings& s) {
   cmd.add_option("--epochs", s.epochs, "Epochs");
-  cmd.add_option("--batch-size", s.batch_size, "Triples per batch (in-batch negatives)");
+  cmd.add_option("--batch-size", s.batch_size,
+                 "Triples per batch (in-batch negatives); the default is lowered to the triples' distinct groups "
+                 "when they are fewer");
   cmd.add_option("--lr", s.learning_rate, "AdamW learning rate");
   cmd.add_option("--weight-decay", s.weight_decay, "AdamW weight decay");
   cmd.add_option("--warmup", s.warmup_ratio, "Share of steps with linear warm-up");
@@ -35,6 +37,7 @@ training::TrainProgressCallback train_progress() {
 void print_run_end(const training::TrainReport& report) {
   if (ProgressLine::on_terminal()) std::cerr << "\n";
   print_resumed(report.resumed_from);
+  for (const auto& note : report.notes) std::cerr << "note: " << in_user_terms(note) << "\n";
 }
 
 }  // namespace counterpoint::cli

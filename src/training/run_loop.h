@@ -43,6 +43,13 @@ void require_valid(const OptimizerSettings& optimizer, const LoopSettings& loop,
 // step already moves), then linear decay to 0 at the last step.
 double schedule_factor(std::size_t step, std::size_t total, std::size_t warmup);
 
+// Settles `optimizer`'s batch size against the triples' distinct groups (OptimizerSettings): lowers
+// the config's default (`default_size`) to their count and returns the note that says so, "" when it
+// fits; InvalidArgument naming `config`.batch_size (e.g. "TrainConfig") for another batch size
+// that exceeds them.
+std::string fit_batch_size(OptimizerSettings& optimizer, std::size_t default_size, const std::vector<Triple>& triples,
+                           const std::string& config);
+
 // Every step of a run, in order: (epoch, triple indices). make_batches per epoch, cut at
 // max_steps. InvalidArgument naming `caller` when the triples make no complete batch.
 using BatchPlan = std::vector<std::pair<std::size_t, std::vector<std::size_t>>>;

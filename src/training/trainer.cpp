@@ -258,11 +258,23 @@ void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& co
   report.alpha_tuning =
       eval::tune_alpha_on_task(dev_task(dev), dense, sparse, config.sparsity, search, config.sparsity_scales);
   report.dense_model = dense->manifest().name;
-  eval::record_tuned_alpha(config.output_dir, *report.alpha_tuning, search,
-                           {{"triples", config.dev_triples}, {"dense_model", report.dense_model}});
+  const std::string tuned = config.sparsity_scales.size() > 1 ? "alpha and the sparsity scale tau" : "alpha";
+  if (std::string warning = few_dev_queries_warning(tuned, report.alpha_tuning->queries, "alpha"); !warning.empty()) {
+    report.notes.push_back(warning);
+  }
+  nlohmann::json dev_record = {{"triples", config.dev_triples}, {"dense_model", report.dense_model}};
+  if (!config.dev_triples_in_memory.empty()) dev_record["triples_in_memory"] = config.dev_triples_in_memory.size();
+  eval::record_tuned_alpha(config.output_dir, *report.alpha_tuning, search, dev_record);
 }
 
 }  // namespace
+
+std::string few_dev_queries_warning(const std::string& what, std::size_t queries, const std::string& search_setting) {
+  if (queries >= kFewDevQueries) return {};
+  return what + " tuned on " + std::to_string(queries) + " dev quer" + (queries == 1 ? "y" : "ies") + " (fewer than " +
+         std::to_string(kFewDevQueries) + "): it may not carry over; give more dev triples or pass " +
+         search_setting + " at search time";
+}
 
 void validate(const TrainConfig& c) {
   detail::require_valid(c, c, c.temperature, "TrainConfig");
@@ -280,18 +292,25 @@ void validate(const TrainConfig& c) {
   if (c.head_kind == HeadKind::kMlp && (c.head_hidden < 1 || c.head_hidden > 65536)) {
     throw InvalidArgument("TrainConfig.head_hidden must be in [1, 65536], not " + std::to_string(c.head_hidden));
   }
-  if (c.dev_triples.empty()) return;
+  if (c.dev_triples.empty() && c.dev_triples_in_memory.empty()) return;
   for (const auto& file : c.dev_triples) require_regular_file(file);
   resolve_model(c.dense_model);
 }
 
-EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& config,
+EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, const TrainConfig& given,
                          const TrainProgressCallback& progress) {
-  validate(config);
+  validate(given);
   detail::require_uniform_triples(triples, "train");
+  TrainConfig config = given;
+  std::vector<std::string> notes;
+  if (std::string note = detail::fit_batch_size(config, TrainConfig{}.batch_size, triples, "TrainConfig");
+      !note.empty()) {
+    notes.push_back(note);
+  }
   require_output_is_not_base(encoder.directory(), config);
   // Read now, so that a malformed or empty dev file stops the run before training rather than after.
-  const std::vector<Triple> dev = load_dev_triples(config.dev_triples);
+  std::vector<Triple> dev = load_dev_triples(config.dev_triples);
+  dev.insert(dev.end(), config.dev_triples_in_memory.begin(), config.dev_triples_in_memory.end());
   const detail::BatchPlan plan = detail::plan_batches(triples, config, config, "train");
   torch::set_num_threads(resolve_threads(config.threads, "threads"));
   TorchTextModel& model = encoder.model();
@@ -392,6 +411,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   EncoderTrainReport report;
   static_cast<TrainReport&>(report) = detail::run_loop(plan, config, config, task, progress);
   report.triples = triples.size();
+  report.notes = notes;
   frozen.release();
   write_model_directory(encoder, triples, config, query_prefix, report);
   if (!dev.empty()) tune_and_record_alpha(dev, config, report);

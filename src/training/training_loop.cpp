@@ -29,16 +29,38 @@ std::string format_progress(const TrainProgress& p) {
   return line;
 }
 
+namespace {
+
+// What bounds a batch: the triples' distinct groups, a triple without a group its own.
+struct GroupCount {
+  std::size_t groups = 0;  // distinct non-empty groups plus the ungrouped triples
+  bool any_grouped = false;
+};
+
+GroupCount count_groups(const std::vector<Triple>& triples) {
+  std::set<std::string> groups;
+  std::size_t ungrouped = 0;
+  for (const auto& t : triples) t.group.empty() ? void(++ungrouped) : void(groups.insert(t.group));
+  return {groups.size() + ungrouped, !groups.empty()};
+}
+
+// "the 40 distinct groups of the triples", or "the 40 triples" when none has a group: the user's
+// own data, in the terms they wrote it.
+std::string describe_groups(const GroupCount& count) {
+  return count.any_grouped ? "the " + std::to_string(count.groups) + " distinct groups of the triples"
+                           : "the " + std::to_string(count.groups) + " triples";
+}
+
+}  // namespace
+
 std::vector<std::vector<std::size_t>> make_batches(const std::vector<Triple>& triples,
                                                    std::size_t batch_size, std::uint64_t seed,
                                                    std::size_t epoch) {
   if (batch_size < 1) throw InvalidArgument("batch_size must be >= 1");
-  std::set<std::string> groups;
-  std::size_t ungrouped = 0;
-  for (const auto& t : triples) t.group.empty() ? void(++ungrouped) : void(groups.insert(t.group));
-  if (groups.size() + ungrouped < batch_size) {
+  const GroupCount count = count_groups(triples);
+  if (count.groups < batch_size) {
     throw InvalidArgument("batch_size " + std::to_string(batch_size) + " exceeds the " +
-                          std::to_string(groups.size() + ungrouped) +
+                          std::to_string(count.groups) +
                           " distinct groups of the triples: a batch may hold each group once");
   }
   std::vector<std::size_t> remaining(triples.size());
@@ -263,6 +285,23 @@ std::string why_no_batch(const std::vector<Triple>& triples) {
 }
 
 }  // namespace
+
+std::string fit_batch_size(OptimizerSettings& optimizer, std::size_t default_size, const std::vector<Triple>& triples,
+                           const std::string& config) {
+  const GroupCount count = count_groups(triples);
+  if (count.groups == 0 || optimizer.batch_size <= count.groups) return {};
+  if (optimizer.batch_size != default_size) {
+    throw InvalidArgument(config + ".batch_size " + std::to_string(optimizer.batch_size) + " exceeds " +
+                          describe_groups(count) +
+                          (count.any_grouped ? " (a batch holds each group once; a triple without a group is its own)"
+                                             : " (a batch holds each triple once)") +
+                          ": give at most " + std::to_string(count.groups) +
+                          ", or no batch size to have one that fits the triples");
+  }
+  optimizer.batch_size = count.groups;
+  return "batch size " + std::to_string(count.groups) + " (" + describe_groups(count) + "; default " +
+         std::to_string(default_size) + ")";
+}
 
 BatchPlan plan_batches(const std::vector<Triple>& triples, const OptimizerSettings& optimizer,
                        const LoopSettings& loop, const std::string& caller) {

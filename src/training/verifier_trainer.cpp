@@ -237,7 +237,10 @@ void validate(const VerifierTrainConfig& c) {
 }
 
 VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Triple>& triples,
-                                   const VerifierTrainConfig& config, const TrainProgressCallback& progress) {
+                                   const VerifierTrainConfig& given, const TrainProgressCallback& progress) {
+  VerifierTrainConfig config = given;
+  std::string batch_note;
+  if (!triples.empty()) batch_note = detail::fit_batch_size(config, VerifierTrainConfig{}.batch_size, triples, "VerifierTrainConfig");
   validate(triples, config);
   const detail::BatchPlan plan = detail::plan_batches(triples, config, config, "train_verifier");
   torch::set_num_threads(resolve_threads(config.threads, "threads"));
@@ -341,6 +344,7 @@ VerifierTrainReport train_verifier(const Encoder& encoder, const std::vector<Tri
 
   VerifierTrainReport report;
   static_cast<TrainReport&>(report) = detail::run_loop(plan, config, config, task, progress);
+  if (!batch_note.empty()) report.notes.push_back(batch_note);
   set_training(false);
 
   nlohmann::json training = {

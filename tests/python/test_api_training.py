@@ -139,9 +139,11 @@ def test_frozen_layers_train_only_the_layers_above_them(tmp_path):
 
 def test_a_head_trained_with_dev_triples_records_its_alpha_and_search_uses_it_without_a_warning(tmp_path):
     out = tmp_path / "es"  # every path as an os.PathLike
-    report = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, epochs=5, batch_size=8,
-                               learning_rate=0.05, temperature=0.1, threads=1, head_only=True,
-                               dev_triples=[DEV_TRIPLES], dense_model=TINY_MODEL)
+    with pytest.warns(UserWarning, match=r"alpha tuned on 2 dev queries \(fewer than 20\): it may not carry over"):
+        report = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), out, epochs=5, batch_size=8,
+                                   learning_rate=0.05, temperature=0.1, threads=1, head_only=True,
+                                   dev_triples=[DEV_TRIPLES], dense_model=TINY_MODEL)
+    assert report["notes"] == [w for w in report["notes"] if "alpha tuned on 2 dev queries" in w] != []
     tuning = report["alpha_tuning"]
     assert report["triples"] == 16 and tuning["queries"] == 2 and tuning["dense_model"] == "tiny-random-test-model"
     recorded = json.loads((out / "manifest.json").read_text())["training"]
@@ -158,6 +160,40 @@ def test_a_head_trained_with_dev_triples_records_its_alpha_and_search_uses_it_wi
     assert source == "recorded" and value == pytest.approx(tuning["alpha"], rel=1e-6, abs=1e-6)
     for hit in results[0]:
         assert hit.score == pytest.approx(hit.cosine + value * hit.sparsity, abs=1e-5)
+
+
+def test_few_triples_train_with_a_batch_size_that_fits_them_unless_one_is_chosen(tmp_path):
+    triples = contradiction_triples()  # 16 triples in 16 groups, fewer than the default batch of 64
+    with pytest.warns(UserWarning, match=r"batch size 16 \(the 16 distinct groups of the triples; default 64\)"):
+        report = cp.train_sparsecl(TINY_MODEL, triples, tmp_path / "fits", max_steps=1, threads=1, head_only=True)
+    assert report["steps"] == 1
+    with pytest.raises(ValueError, match="batch_size 32 exceeds the 16 distinct groups of the triples"):
+        cp.train_sparsecl(TINY_MODEL, triples, tmp_path / "chosen", batch_size=32, max_steps=1, threads=1)
+
+
+def test_triples_and_dev_triples_come_as_a_notebook_holds_them(tmp_path):
+    tuples = [(t.anchor, t.positive, t.negatives[0]) for t in contradiction_triples()]
+    dicts = [{"anchor": a, "positive": p, "negative": n} for a, p, n in tuples[:4]]
+    with pytest.warns(UserWarning, match="alpha tuned on 4 dev queries"):
+        report = cp.train_sparsecl(TINY_MODEL, tuples, tmp_path / "es", batch_size=8, max_steps=1, threads=1,
+                                   head_only=True, dev_triples=dicts, dense_model=TINY_MODEL)
+    assert report["triples"] == 16 and report["alpha_tuning"]["queries"] == 4
+    dev = json.loads((tmp_path / "es" / "manifest.json").read_text())["training"]["dev"]
+    assert dev["triples"] == [] and dev["triples_in_memory"] == 4
+    for bad, message in [([("only an anchor",)], r"triples\[0\] must be \(anchor, positive\) or"),
+                         ([{"anchor": "a", "postive": "p"}], r"triples\[0\] has the key 'postive'"),
+                         ([3], r"triples\[0\] must be a cp.Triple, a tuple")]:
+        with pytest.raises((ValueError, TypeError), match=message):
+            cp.train_sparsecl(TINY_MODEL, bad, tmp_path / "refused", max_steps=1, threads=1)
+
+
+def test_a_data_frame_of_triples_trains_where_pandas_is_installed(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame([{"anchor": t.anchor, "positive": t.positive, "negative": t.negatives[0],
+                               "group": t.group} for t in contradiction_triples()])
+    report = cp.train_sparsecl(TINY_MODEL, frame, tmp_path / "es", batch_size=8, max_steps=1, threads=1,
+                               head_only=True)
+    assert report["triples"] == 16
 
 
 def test_scales_tried_on_dev_are_recorded_and_a_search_applies_the_chosen_one(tmp_path):

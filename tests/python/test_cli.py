@@ -112,6 +112,8 @@ def test_train_with_dev_triples_records_alpha_and_settings_are_refused_before_an
     assert "trained 1 steps on 2 triples" in trained.stdout and "dev (2 queries, 4 passages)" in trained.stdout
     recorded = json.loads((out / "manifest.json").read_text())["training"]
     assert f"at alpha {recorded['alpha']:.4f}" in trained.stdout
+    assert ("note: alpha tuned on 2 dev queries (fewer than 20): it may not carry over; give more dev triples or "
+            "pass alpha at search time") in trained.stderr
     assert recorded["dev"]["dense_model"] == "tiny-random-test-model"
     for args, message in [(("--sparsity", "l3"), "unknown sparsity function 'l3'"),
                           (("--curriculum", "random"), "unknown stance curriculum 'random'"),

@@ -36,7 +36,7 @@ struct BeirRunOptions {
   int threads = 0;
   // Folder of the pooled-feature cache shared by every run ("" = none): a corpus goes through a
   // network once, and E and every head Es over it reuse the features.
-  std::string feature_cache = default_cache_directory();                    // encoder threads (0 = all cores)
+  std::string feature_cache = default_cache_directory();
   // Hits per query: unset = the deepest cut-off the metrics need; set below it is an error. A
   // query's own id, dropped by BEIR's convention, is not one of them (-k 10 serves ndcg@10).
   std::optional<std::size_t> k;

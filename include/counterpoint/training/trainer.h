@@ -69,6 +69,9 @@ struct TrainConfig : OptimizerSettings, LoopSettings {
   // trained model as Es, and recorded in its manifest (eval::record_tuned_alpha): the alpha a
   // search with it then uses (retrieval::choose_alpha).
   std::vector<std::string> dev_triples;
+  // Held-out triples already in memory, tuned on beside (or in place of) dev_triples' files; the
+  // manifest records their count.
+  std::vector<Triple> dev_triples_in_memory;
   // E of that tuning: a model directory or an installed model's name (resolve_model).
   std::string dense_model = kDefaultDenseModel;
   // The magnitude gates tau tried in that tuning (alpha tuned at each, the first strict maximum
@@ -92,6 +95,16 @@ void validate(const TrainConfig& config);
 // nothing but an earlier training's model or checkpoint (never a folder of other files).
 // Returns the base model's directory.
 std::string validate(const std::string& base_model, const TrainConfig& config);
+
+// Below this many dev queries, a setting tuned on them (alpha, the sparsity scale, a decision
+// threshold) may fit those queries and not carry over to others.
+inline constexpr std::size_t kFewDevQueries = 20;
+// The warning a run's notes carry when `what` ("alpha", "alpha and the sparsity scale tau") was
+// tuned on fewer than kFewDevQueries dev queries, "" otherwise; `search_setting` is what a search
+// takes instead ("alpha"): "alpha tuned on 2 dev queries (fewer than 20): it may not carry over;
+// give more dev triples or pass alpha at search time". The one wording of that warning for every
+// setting tuned on dev.
+std::string few_dev_queries_warning(const std::string& what, std::size_t queries, const std::string& search_setting);
 
 struct EncoderTrainReport : TrainReport {
   std::size_t triples = 0;  // trained on

@@ -20,6 +20,10 @@ namespace counterpoint::training {
 // How the weights move. The defaults are the encoder trainer's; VerifierTrainConfig sets its own.
 struct OptimizerSettings {
   std::size_t epochs = 1;
+  // Triples per step. A batch holds each group of the triples once (a triple without a group is
+  // its own), so the triples' distinct groups bound it. The config's default batch size above that
+  // bound is lowered to it and the run's notes say so, so that a user who chose none trains on few
+  // triples; any other batch size that does not fit is refused (InvalidArgument naming batch_size).
   std::size_t batch_size = 64;
   double learning_rate = 2e-5;
   double weight_decay = 0.01;
@@ -74,6 +78,10 @@ struct TrainReport {
   std::optional<double> best_dev_score;
   bool stopped_early = false;
   std::string output_dir;
+  // What the run decided for the user or warns about, one line each in the order they arose (a
+  // batch size lowered to fit the triples, alpha tuned on few dev queries): the CLI prints each on
+  // stderr, the Python trainers issue each as a UserWarning.
+  std::vector<std::string> notes;
 };
 
 // Batches of triple indices for one epoch: shuffled with seed + epoch, then filled greedily so

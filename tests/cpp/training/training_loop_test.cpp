@@ -13,6 +13,7 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/training/trainer.h"
 #include "fine_tuning.h"
 
 namespace counterpoint::training::detail {
@@ -220,6 +221,43 @@ TEST(TrainingLoop, PlanIsCutAtMaxStepsAndRefusesTriplesThatMakeNoBatch) {
   EXPECT_EQ(plan_batches(eight_triples(), settings, loop, "test").size(), 5u);
   settings.batch_size = 9;
   EXPECT_THROW(plan_batches(eight_triples(), settings, loop, "test"), InvalidArgument);
+}
+
+TEST(BatchSize, TheDefaultIsLoweredToTheTriplesAndSaysSo) {
+  OptimizerSettings settings;  // batch size 64, eight triples without groups
+  EXPECT_EQ(fit_batch_size(settings, 64, eight_triples(), "TrainConfig"), "batch size 8 (the 8 triples; default 64)");
+  EXPECT_EQ(settings.batch_size, 8u);
+  EXPECT_EQ(fit_batch_size(settings, 64, eight_triples(), "TrainConfig"), "");  // fits now: nothing to say
+}
+
+TEST(BatchSize, AChosenBatchSizeThatDoesNotFitIsRefusedNotChanged) {
+  OptimizerSettings settings;
+  settings.batch_size = 9;
+  try {
+    fit_batch_size(settings, 64, eight_triples(), "TrainConfig");
+    FAIL() << "batch size 9 over 8 triples was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "TrainConfig.batch_size 9 exceeds the 8 triples (a batch holds each triple once): give at most 8, or "
+              "no batch size to have one that fits the triples");
+  }
+  EXPECT_EQ(settings.batch_size, 9u);
+}
+
+TEST(BatchSize, GroupsBoundABatchAndAreCountedOnce) {
+  std::vector<Triple> triples = eight_triples();
+  for (std::size_t i = 0; i < triples.size(); ++i) triples[i].group = "g" + std::to_string(i % 3);
+  OptimizerSettings settings;
+  EXPECT_EQ(fit_batch_size(settings, 64, triples, "VerifierTrainConfig"),
+            "batch size 3 (the 3 distinct groups of the triples; default 64)");
+}
+
+TEST(FewDevQueries, AreWarnedAboutInOneWording) {
+  EXPECT_EQ(few_dev_queries_warning("alpha", 2, "alpha"),
+            "alpha tuned on 2 dev queries (fewer than 20): it may not carry over; give more dev triples or pass alpha "
+            "at search time");
+  EXPECT_EQ(few_dev_queries_warning("alpha", 1, "alpha").substr(0, 29), "alpha tuned on 1 dev query (f");
+  EXPECT_EQ(few_dev_queries_warning("alpha", kFewDevQueries, "alpha"), "");
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+"""Every option of a CLI command exists in its Python call and the other way round: the CLI's
+flags (read from --help) and the Python keywords (read from the signature line) of each pair of
+faces name the same settings. A flag becomes a keyword by dropping the dashes and writing '-' as
+'_'; the few renames and the arguments only one face can have are listed here, each with why."""
+import ast
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+import counterpoint as cp
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CLI = pathlib.Path(os.environ.get("COUNTERPOINT_BUILD_DIR", ROOT / "build")).resolve() / "bin" / "counterpoint"
+
+# Flags spelled otherwise than their keyword.
+RENAMED = {"--lambda": "fusion_lambda", "--no-guard": "guard", "--no-feature-cache": "feature_cache"}
+# One face only: --help, and Python's progress callback (the CLI draws its own progress line).
+CLI_ONLY = {"--help"}
+PYTHON_ONLY = {"progress"}
+
+
+def cli_keywords(*command):
+    text = subprocess.run([str(CLI), *command, "--help"], capture_output=True, text=True, check=True).stdout
+    flags = set(re.findall(r"^\s+(?:-\w,)?(--[\w-]+)", text, re.M)) - CLI_ONLY
+    return {RENAMED.get(flag, flag[2:].replace("-", "_")) for flag in flags}
+
+
+def python_keywords(function):
+    signature = function.__doc__.strip().split("\n")[0]
+    signature = re.sub(r"\w+(?:::\w+)+", "object", signature)
+    arguments = ast.parse("def " + signature.split(" -> ")[0] + ": pass").body[0].args
+    return {a.arg for a in arguments.args + arguments.kwonlyargs} - PYTHON_ONLY
+
+
+@pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")
+@pytest.mark.parametrize("command, function", [
+    (("run",), cp.run_beir),
+    (("stance",), cp.run_stance),
+])
+def test_each_cli_command_and_its_python_call_take_the_same_options(command, function):
+    cli, python = cli_keywords(*command), python_keywords(function)
+    assert {"cli only": cli - python, "python only": python - cli} == {"cli only": set(), "python only": set()}
+
+
+@pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")
+def test_every_search_setting_of_the_cli_is_a_keyword_of_index_search_and_search_options():
+    """`search` also reads an index folder and query files, which Index.search holds as objects;
+    its search settings (the one table) are Index.search's keywords and SearchOptions' fields."""
+    settings = cli_keywords("search") - {"index", "query", "queries", "trec", "explain", "keep_self", "model",
+                                         "sparse_model", "threads", "prefix", "verifier"}
+    assert settings - python_keywords(cp.Index.search) == set()
+    options = cp.SearchOptions()
+    assert {name for name in settings if not hasattr(options, name)} == set()
