@@ -8,7 +8,8 @@
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: " << argv[0] << " MODEL_DIR\n";
+    std::cerr << "usage: " << argv[0] << " MODEL\n"
+              << "  MODEL: an installed model's name (all-minilm-l6-v2, as in Python) or a model folder\n";
     return 2;
   }
   try {

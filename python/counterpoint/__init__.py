@@ -44,6 +44,10 @@ def _load_core():
 
 _core = _load_core()
 
+from . import _keywords  # noqa: E402  (an unknown keyword refused in one line, by every function)
+
+_keywords.install(_core)
+
 __version__ = _core.__version__
 
 CorruptFileError = _core.CorruptFileError

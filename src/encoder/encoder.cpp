@@ -188,7 +188,8 @@ Encoder::Encoder(std::string dir, ModelManifest manifest, std::unique_ptr<TorchT
 
 Encoder::~Encoder() = default;
 
-std::shared_ptr<Encoder> Encoder::load(const std::string& model_dir, const EncoderConfig& config) {
+std::shared_ptr<Encoder> Encoder::load(const std::string& name_or_dir, const EncoderConfig& config) {
+  const std::string model_dir = resolve_model(name_or_dir);
   const int threads = resolve_threads(config.threads, "EncoderConfig.threads");
   torch::set_num_threads(threads);
   set_blas_threads(threads);

@@ -9,7 +9,7 @@ import counterpoint as cp
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = REPO / "examples" / "corpus"
 QRELS = CORPUS / "qrels" / "contradictions.tsv"
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 
 
 @pytest.fixture

@@ -20,16 +20,11 @@ except ImportError:
     import counterpoint as cp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 USE_LITE = REPO / "models" / "installed" / "use-lite-en"
 
 LONG_TEXTS = [f"sentence number {i} says the cat sat on the mat while the dog barked loudly at {i % 7} birds"
               for i in range(3000)]
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return cp.Encoder.load(str(BERT_TINY), threads=1)
 
 
 def test_load_exposes_manifest_and_widths(encoder):
@@ -82,6 +77,13 @@ def test_missing_model_directory_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"corpus is a folder but not a model: a model folder holds "
                                                 r"manifest.json beside its weights"):
         cp.Encoder.load(str(tmp_path / "corpus"))
+    hub = tmp_path / "all-MiniLM-L6-v2"  # a sentence-transformers folder, as the hub gives it
+    hub.mkdir()
+    (hub / "config.json").write_text('{"model_type": "bert"}')
+    (hub / "modules.json").write_text("[]")
+    with pytest.raises(FileNotFoundError, match=r"all-MiniLM-L6-v2 is a Hugging Face checkpoint \(config.json\), not "
+                                                r"a counterpoint model: convert .*convert_hf.py --hf-dir "):
+        cp.Encoder.load(str(hub))
 
 
 def test_a_tampered_model_file_raises_corrupt_file_error(tmp_path):

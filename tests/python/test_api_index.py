@@ -15,7 +15,7 @@ except ImportError:
     import counterpoint as cp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 
 TEXTS = [
     "The cat sat on the mat.",
@@ -26,11 +26,6 @@ TEXTS = [
     "Taxes should be raised to fund public schools.",
 ]
 IDS = [f"d{i}" for i in range(len(TEXTS))]
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return cp.Encoder.load(str(BERT_TINY), threads=1)
 
 
 @pytest.fixture(scope="module")

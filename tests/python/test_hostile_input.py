@@ -16,7 +16,7 @@ import pytest
 import counterpoint as cp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 HOSTILE = REPO / "tests" / "fixtures" / "hostile_models"
 LONE_SURROGATE = "a\ud800b"
 BUILD = pathlib.Path(os.environ.get("COUNTERPOINT_BUILD_DIR", REPO / "build")).resolve()
@@ -36,11 +36,6 @@ def python(code, *args, timeout=300):
     """Runs `code` in a fresh interpreter with this counterpoint, so a crash cannot end the tests."""
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return cp.Encoder.load(str(BERT_TINY), threads=1)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from pymilvus import DataType, MilvusClient  # noqa: E402
 from pymilvus.exceptions import MilvusException  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = ROOT / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 TEXTS = ["the cat sleeps", "the cat never sleeps", "a dog barks", "dogs never bark", "rain falls today",
          "no rain falls today"]
 IDS = [f"s{i:05d}" for i in range(len(TEXTS))]

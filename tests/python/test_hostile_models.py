@@ -11,7 +11,7 @@ import pytest
 import counterpoint as cp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 
 
 def forged_copy(tmp_path, edit):

@@ -16,16 +16,11 @@ import pytest
 import counterpoint as cp
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-BERT_TINY = REPO / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 BEIR_MINI = REPO / "tests" / "fixtures" / "data" / "beir_mini"
 TRIPLES = REPO / "tests" / "fixtures" / "training" / "triples.tsv"
 SICK_PAIRS = REPO / "tests" / "fixtures" / "training" / "sick_pairs.tsv"
 SICK_CORPUS = REPO / "tests" / "fixtures" / "training" / "sick_corpus.jsonl"
-
-
-@pytest.fixture(scope="module")
-def encoder():
-    return cp.Encoder.load(str(BERT_TINY), threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -253,3 +248,37 @@ def test_ctrl_c_lands_within_a_long_call_and_adds_nothing(call):
     assert report["outcome"] == "KeyboardInterrupt" and report["documents"] == 1, (report, child.stderr.read())
     # Behaviour, not a speed goal: the interrupt landed before a quarter of the step was done.
     assert latency < 5 * twentieth, (latency, twentieth)
+
+
+def bound_callables():
+    """Every function of the compiled module and every static method and constructor of its classes."""
+    core = cp._core
+    for name, value in vars(core).items():
+        if isinstance(value, type):
+            for attribute, member in vars(value).items():
+                if attribute == "__init__" or isinstance(member, staticmethod):
+                    yield f"{name}.{attribute}", getattr(value, attribute) if attribute != "__init__" else value
+        elif callable(value) and not name.startswith("__"):
+            yield name, value
+
+
+def test_an_unknown_keyword_is_refused_in_one_line_by_every_bound_function(index):
+    refused = []
+    for name, function in bound_callables():
+        if not cp._keywords.keywords_of(function.__doc__):
+            continue  # takes no keywords of its own (no signature to name the closest from)
+        try:
+            function(zz_not_a_keyword=1)
+        except TypeError as error:
+            refused.append((name, str(error)))
+    assert len(refused) > 40
+    for name, message in refused:
+        assert "\n" not in message and "got an unexpected keyword argument 'zz_not_a_keyword'" in message, name
+    with pytest.raises(TypeError, match=r"^Index.search\(\) got an unexpected keyword argument 'scorre'; "
+                                        r"did you mean 'scorer'\?$"):
+        index.search(["a cat"], scorre="hoyer")
+    with pytest.raises(TypeError, match=r"^Encoder.encode\(\) got an unexpected keyword argument 'normalise"):
+        index.encoder.encode(["a cat"], normalise_embeddings=True)
+    with pytest.raises(TypeError, match=r"^train_sparsecl\(\) got an unexpected keyword argument 'batchsize'; "
+                                        r"did you mean 'batch_size'\?$"):
+        cp.train_sparsecl("x", [], "out", batchsize=8)

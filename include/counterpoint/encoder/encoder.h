@@ -74,8 +74,9 @@ void require_embedding_source(const Encoder& encoder, std::size_t width, const s
 
 class Encoder {
  public:
-  // Verifies the manifest's checksums, then loads tokenizer and network.
-  static std::shared_ptr<Encoder> load(const std::string& model_dir, const EncoderConfig& config = {});
+  // The model of a directory or an installed model's name (resolve_model, as the CLI and Python
+  // take it): verifies the manifest's checksums, then loads tokenizer and network.
+  static std::shared_ptr<Encoder> load(const std::string& name_or_dir, const EncoderConfig& config = {});
   ~Encoder();
 
   // (texts.size() x embedding_dim) float32, L2-normalised rows (unless options.normalize is false).

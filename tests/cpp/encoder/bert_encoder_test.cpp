@@ -412,7 +412,7 @@ TEST(BertEncoder, ANetworkProducingNaNIsRefusedAtEncodeWithTheModelNamed) {
 
 TEST(BertEncoder, MissingDirectoryIsFileNotFound) {
   const std::string dir = kFixture + "_does_not_exist";
-  expect_load_error<FileNotFound>(dir, "model directory not found: " + dir);
+  expect_load_error<FileNotFound>(dir, "model '" + dir + "' not found as a directory nor in the models folders");
 }
 
 }  // namespace
