@@ -50,8 +50,10 @@ using GivenSettings = std::vector<std::pair<std::string, SettingValue>>;
 
 // `defaults` with `given` applied, then the rules that join settings: candidates not given
 // follows k (retrieval::default_candidates over defaults.candidates), and the whole is checked
-// (retrieval::validate_settings) before any work; candidates below k is left to the search. InvalidArgument names the keyword: an unknown
-// one, a value of the wrong kind ("alpha needs a number; got the name 'x'") or out of range.
+// (retrieval::validate_settings) before any work; candidates below k is left to the search
+// (retrieval::validate_search), which a workflow may word in its own terms first.
+// InvalidArgument names the keyword: an unknown one, a value of the wrong kind ("alpha needs a
+// number; got the name 'x'") or out of range.
 retrieval::SearchOptions search_options_from(const GivenSettings& given,
                                              const retrieval::SearchOptions& defaults = {});
 
