@@ -55,7 +55,7 @@ Encoder.load(model_dir).)")
             config.threads = threads;
             config.int8 = int8;
             py::gil_scoped_release release;
-            return Encoder::load(resolve_model(model), config);
+            return Encoder::load(model, config);
           },
           py::arg("model_dir"), py::arg("threads") = 0, py::arg("int8") = false,
           R"(Loads the model in `model_dir` after verifying every file's checksum.

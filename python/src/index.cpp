@@ -312,7 +312,6 @@ app::ScorerInputs::Presence presence(const std::string& name, const char* keywor
   throw py::value_error(std::string(keyword) + " must be 'absent', 'given' or 'held', got '" + name + "'");
 }
 
-
 // A sparsity search on alpha 1 because nobody chose one is worth a warning: the figure may be far
 // from what Es was tuned for.
 void warn_on_default_alpha(const char* who, const retrieval::SearchOptions& options, const retrieval::AlphaChoice& chosen) {
@@ -367,8 +366,6 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   // `stance` is the query's reading (read_stance, encode_queries), not a setting of the search:
   // it goes to rerank beside the options, so a cosine rerank of any reading stays valid.
   const retrieval::Stance reading = retrieval::parse_stance(stance);
-  py::dict keywords("k"_a = k, "scorer"_a = scorer, "alpha"_a = alpha, "guard"_a = guard,
-                    "sparsity_scale"_a = sparsity_scale);
   retrieval::SearchOptions options;
   if (given_options) {
     // One options object (counterpoint.milvus passes Index.search's): the loose settings stay unset.
@@ -380,7 +377,8 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
     options = *given_options;
     retrieval::validate_settings(options);
   } else {
-    options = app::search_options_from(given_settings(keywords));
+    options = app::search_options_from(given_settings(py::dict("k"_a = k, "scorer"_a = scorer, "alpha"_a = alpha,
+                                                               "guard"_a = guard, "sparsity_scale"_a = sparsity_scale)));
   }
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");

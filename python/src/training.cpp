@@ -209,7 +209,7 @@ std::shared_ptr<Encoder> encoder_of(py::handle encoder, int threads) {
   EncoderConfig config;
   config.threads = threads;
   py::gil_scoped_release release;
-  return Encoder::load(resolve_model(model), config);
+  return Encoder::load(model, config);
 }
 
 constexpr const char* kEncoderTrainingArguments = R"(

@@ -68,7 +68,7 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
 std::shared_ptr<Encoder> load_model(const std::string& name_or_dir, int threads) {
   EncoderConfig config;
   config.threads = threads;
-  return Encoder::load(resolve_model(name_or_dir), config);
+  return Encoder::load(name_or_dir, config);
 }
 
 }  // namespace counterpoint::app

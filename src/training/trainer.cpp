@@ -252,7 +252,7 @@ std::vector<Triple> load_dev_triples(const std::vector<std::string>& files) {
 void tune_and_record_alpha(const std::vector<Triple>& dev, const TrainConfig& config, EncoderTrainReport& report) {
   EncoderConfig encoder_config;
   encoder_config.threads = config.threads;
-  const auto dense = Encoder::load(resolve_model(config.dense_model), encoder_config);
+  const auto dense = Encoder::load(config.dense_model, encoder_config);
   const auto sparse = Encoder::load(config.output_dir, encoder_config);
   const eval::AlphaSearch search;
   report.alpha_tuning =
