@@ -113,6 +113,7 @@ load_corpus = _core.load_corpus
 load_queries = _core.load_queries
 load_qrels = _core.load_qrels
 evaluate = _core.evaluate
+evaluate_stance = _core.evaluate_stance
 tune_alpha = _core.tune_alpha
 clean_corpus = _core.clean_corpus
 choose_sparsity_scale = _core.choose_sparsity_scale
@@ -137,7 +138,7 @@ def hits_to_run(query_ids, hits):
 __all__ = [
     "__version__", "CorruptFileError", "Encoder", "Index", "Hit", "SearchResults", "Dataset", "Document", "Query",
     "cosine", "hoyer", "l2_l1", "kappa4", "token_map", "maxsim", "map_mean", "map_maxsim",
-    "map_alignment", "load_beir", "load_corpus", "load_queries", "load_qrels", "evaluate", "tune_alpha", "hits_to_run",
+    "map_alignment", "load_beir", "load_corpus", "load_queries", "load_qrels", "evaluate", "evaluate_stance", "tune_alpha", "hits_to_run",
     "Triple", "LabeledPair", "MapVerifier", "load_triples", "sick_triples", "arguana_triples",
     "sick_near_miss_triples", "sick_near_miss_pairs", "train_sparsecl", "train_contrastive",
     "train_verifier", "clean_corpus", "final_scores", "choose_alpha", "choose_sparsity_scale", "SearchOptions", "rerank", "encode_queries",

@@ -1,4 +1,4 @@
-// counterpoint.load_beir / load_qrels / evaluate / tune_alpha: data sets in, metrics out.
+// counterpoint.load_beir / load_qrels / evaluate / evaluate_stance / tune_alpha: data sets in, metrics out.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,10 +12,16 @@
 #include "counterpoint/data/run.h"
 #include "counterpoint/eval/alpha_search.h"
 #include "counterpoint/eval/metrics.h"
+#include "counterpoint/eval/stance.h"
 
 namespace counterpoint::python {
 
+using namespace pybind11::literals;
+
 namespace {
+
+// tune_alpha's defaults: the library's, from one default-constructed struct.
+const eval::AlphaSearch kAlphaSearchDefaults{};
 
 // Corpus and queries become Python lists once, so reading ds.corpus[i] copies nothing.
 struct Dataset {
@@ -125,6 +131,37 @@ data::Qrels to_qrels(py::handle qrels) {
     }
   }
   return result;
+}
+
+// Stance labels as a notebook holds them: {id: (topic, stance)} or {id: {"topic_id": ..., "stance": ...}}
+// (the metadata.jsonl fields); a stance is canonicalised ("support" -> "pro") or refused by id.
+std::map<std::string, eval::StanceLabel> to_stance_labels(py::handle labels, const char* name) {
+  if (!py::isinstance<py::dict>(labels)) {
+    throw py::type_error(std::string(name) + " must be a dict {id: (topic, stance)}, got " + type_name(labels));
+  }
+  std::map<std::string, eval::StanceLabel> result;
+  for (auto [key, value] : py::reinterpret_borrow<py::dict>(labels)) {
+    const std::string id = as_id(key, name);
+    const std::string where = std::string(name) + "[" + id + "]";
+    py::object topic, stance;
+    if (py::isinstance<py::dict>(value) && value.contains("topic_id") && value.contains("stance")) {
+      topic = value["topic_id"];
+      stance = value["stance"];
+    } else if (py::isinstance<py::sequence>(value) && !py::isinstance<py::str>(value) && py::len(value) == 2) {
+      topic = value[py::int_(0)];
+      stance = value[py::int_(1)];
+    } else {
+      throw py::type_error(where + " must be (topic, stance) or a dict with topic_id and stance, got " +
+                           type_name(value));
+    }
+    result[id] = {as_id(topic, (where + " topic").c_str()), eval::canonical_stance(text_of(stance, where), where)};
+  }
+  return result;
+}
+
+py::dict stance_scores_dict(const eval::StanceScores& s) {
+  return py::dict("P@R"_a = s.precision_at_r, "Hard@R"_a = s.hard_at_r, "Semi@R"_a = s.semi_at_r,
+                  "Easy@R"_a = s.easy_at_r, "nDCG@10"_a = s.ndcg_at_10);
 }
 
 // A file a data-layer reader reads from the path argument `path`, the GIL released meanwhile.
@@ -255,6 +292,42 @@ Raises:
     a whole number;
     TypeError for a run or qrels of the wrong shape.)");
   m.def(
+      "evaluate_stance",
+      [](py::handle run, py::handle query_labels, py::handle document_labels, bool per_query) -> py::object {
+        const data::RankedRun ranked = to_run(run);
+        const auto queries = to_stance_labels(query_labels, "query_labels");
+        const auto documents = to_stance_labels(document_labels, "document_labels");
+        eval::StanceEvaluation result;
+        {
+          py::gil_scoped_release release;
+          result = eval::evaluate_stance(ranked, queries, documents);
+        }
+        if (!per_query) return stance_scores_dict(result.mean);
+        py::dict out;
+        for (const auto& [qid, scores] : result.per_query) out[py::str(qid)] = stance_scores_dict(scores);
+        return out;
+      },
+      py::arg("run"), py::arg("query_labels"), py::arg("document_labels"), py::kw_only(), py::arg("per_query") = false,
+      R"(Stance-aware metrics of a run, as `counterpoint stance` reports them: for a query asking for
+stance s on topic t, a document of topic t and stance s is a positive, of topic t and the other
+stance a hard error, of another topic and stance s semi-hard, else easy; over the top R (R = the
+query's positives in the labelled corpus) P@R, Hard@R, Semi@R and Easy@R are shares of R, and
+nDCG@10 uses binary gains.
+
+Arguments:
+    run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]} (as evaluate takes).
+    query_labels, document_labels: {id: (topic, stance)} or {id: {"topic_id": ..., "stance": ...}};
+        a stance is "pro"/"support"/"supporting" or "con"/"attack"/"attacking"/"contest".
+    per_query: return {query_id: metrics} instead of the means.
+
+Returns:
+    {"P@R", "Hard@R", "Semi@R", "Easy@R", "nDCG@10"} means over every labelled query (a query
+    without a ranking or without positives scores 0 and counts).
+
+Raises:
+    ValueError for a ranked document without a label or an unknown stance; TypeError for labels
+    of the wrong shape.)");
+  m.def(
       "tune_alpha",
       [](py::function objective, const std::string& method, double lo, double hi, int bins, double min_width,
          double grid_step) {
@@ -290,8 +363,10 @@ Raises:
         answer["curve"] = curve;
         return answer;
       },
-      py::arg("objective"), py::kw_only(), py::arg("method") = "interval", py::arg("lo") = 0.0,
-      py::arg("hi") = 10.0, py::arg("bins") = 10, py::arg("min_width") = 0.01, py::arg("grid_step") = 0.1,
+      py::arg("objective"), py::kw_only(), py::arg("method") = eval::to_string(kAlphaSearchDefaults.kind),
+      py::arg("lo") = kAlphaSearchDefaults.lo, py::arg("hi") = kAlphaSearchDefaults.hi,
+      py::arg("bins") = kAlphaSearchDefaults.bins, py::arg("min_width") = kAlphaSearchDefaults.min_width,
+      py::arg("grid_step") = kAlphaSearchDefaults.grid_step,
       R"(Finds the alpha in [lo, hi] maximising objective(alpha) (e.g. nDCG@10 on a dev split).
 
 Arguments:

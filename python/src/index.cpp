@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "bindings.h"
+#include "counterpoint/app/corpus_cleaning.h"
+#include "counterpoint/app/corpus_index.h"
 #include "counterpoint/app/index_search.h"
 #include "counterpoint/app/settings.h"
 #include "counterpoint/core/errors.h"
@@ -134,31 +136,21 @@ std::string format_score(float value) {
 
 PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder,
               std::shared_ptr<Encoder> sparse_encoder, const std::string& kind, bool fp16, bool tokens,
-              bool bm25, py::object progress, py::ssize_t batch_size) {
+              bool bm25, bool stem, py::object progress, py::ssize_t batch_size) {
   require_encoder(encoder);
-  std::vector<std::string> text_values = text_list(texts, "texts");
-  std::vector<std::string> id_values = text_list(ids, "ids");
-  if (text_values.size() != id_values.size()) {
-    throw py::value_error("texts and ids must have the same length: " + std::to_string(text_values.size()) +
-                          " texts, " + std::to_string(id_values.size()) + " ids");
-  }
-  if (text_values.empty()) throw py::value_error("texts is empty: an index needs at least one document");
-  index::IndexOptions options = retrieval::index_options_for(*encoder, sparse_encoder.get(), tokens);
-  options.kind = kind;
-  options.sparse_storage = fp16 ? index::IndexOptions::SparseStorage::kFloat16
-                                : index::IndexOptions::SparseStorage::kFloat32;
-  options.build_bm25 = bm25;
-  const std::size_t batch = positive(batch_size, "batch_size");
-  PyIndex result{std::make_shared<DocumentIndex>(options), encoder, sparse_encoder};
+  const app::IndexBuild settings{kind, fp16, tokens, bm25, stem, positive(batch_size, "batch_size")};
+  app::validate(settings, sparse_encoder != nullptr);  // before the texts are read
+  const std::vector<std::string> text_values = text_list(texts, "texts");
+  const std::vector<std::string> id_values = text_list(ids, "ids");
+  PyIndex result{nullptr, encoder, sparse_encoder};
   ProgressBridge bridge(progress, "index");
   run_released(bridge, [&] {
-    retrieval::add_documents(*result.documents, text_values, id_values, *encoder, sparse_encoder.get(),
-                             batch, bridge.callback());
+    result.documents =
+        app::build_index(text_values, id_values, *encoder, sparse_encoder.get(), settings, bridge.callback());
     return 0;
   });
   return result;
 }
-
 
 // Query vectors given by the caller instead of texts: E rows, and Es rows for sparsity scorers.
 retrieval::EncodedQueries encoded_from_arrays(const PyIndex& self, py::handle queries, py::handle sparse_queries,
@@ -300,6 +292,9 @@ py::array stored_sparse_rows(const DocumentIndex& documents, const std::vector<i
   return out;
 }
 
+
+// Index.build's defaults: the library's, from one default-constructed struct.
+const app::IndexBuild kBuildDefaults{};
 
 // The defaults of Index.search and SearchOptions: the library's, from one default-constructed struct.
 const retrieval::SearchOptions kSearchDefaults{};
@@ -532,9 +527,10 @@ sparse-aware embeddings (Es) and token embeddings, a FAISS index over E and BM25
 
 Create one with Index.build(texts, ids, encoder=...) or Index.load(path, encoder=...).)")
       .def_static("build", &build, py::arg("texts"), py::arg("ids"), py::kw_only(), py::arg("encoder"),
-                  py::arg("sparse_encoder") = nullptr, py::arg("kind") = "flat", py::arg("fp16") = false,
-                  py::arg("tokens") = false, py::arg("bm25") = true, py::arg("progress") = false,
-                  py::arg("batch_size") = retrieval::kDocumentsPerStep,
+                  py::arg("sparse_encoder") = nullptr, py::arg("kind") = kBuildDefaults.kind,
+                  py::arg("fp16") = kBuildDefaults.fp16, py::arg("tokens") = kBuildDefaults.tokens,
+                  py::arg("bm25") = kBuildDefaults.bm25, py::arg("stem") = kBuildDefaults.stem,
+                  py::arg("progress") = false, py::arg("batch_size") = kBuildDefaults.batch_size,
                   R"(Encodes `texts` and indexes them under `ids`.
 
 Arguments:
@@ -544,14 +540,16 @@ Arguments:
     sparse_encoder: an Encoder producing Es for the sparsity scorers (hoyer, l2l1, kappa4);
         None stores no Es. Passing the same encoder as `encoder` uses E for both.
     kind: FAISS index kind: "flat" (exact), "hnsw", "ivf" or "ivfpq".
-    fp16: store Es as float16 (half the memory).
+    fp16: store Es as float16 (half the memory); needs a sparse_encoder.
     tokens: also store per-token embeddings (needed by the mean, maxsim, alignment scorers).
     bm25: build BM25 postings (needed by stage1="bm25" and "hybrid").
+    stem: stem BM25 terms (Snowball English); needs bm25.
     progress: True shows a tqdm bar; a callable progress(done, total) may return False to cancel.
     batch_size: documents encoded per step, >= 1.
 
 Raises:
-    ValueError for no texts, mismatched lengths, duplicate or empty ids, an unknown kind;
+    ValueError for no texts, mismatched lengths, duplicate or empty ids, an unknown kind, fp16
+    without a sparse_encoder, stem without bm25;
     KeyboardInterrupt when cancelled.)")
       .def_static("build_from_embeddings", &build_from_embeddings, py::arg("ids"), py::arg("embeddings"),
                   py::arg("sparse_embeddings") = py::none(), py::arg("texts") = py::none(), py::kw_only(),
@@ -1045,20 +1043,16 @@ Returns (value, source, description), source one of "given", "recorded", "defaul
         if (sparsity_scale) options.sparsity_scale = float(*sparsity_scale);
         options.candidates = positive(candidates, "candidates");
         options.identical_guard = guard;
-        const std::optional<std::string> out_dir = optional_path(out, "out");
+        const std::string out_dir = optional_path(out, "out").value_or("");
+        app::check_cleaning(options, out_dir);
         retrieval::CleaningReport report;
         {
           const ReleasedInterruptibly release;
           retrieval::Retriever retriever(index.documents, index.encoder, index.sparse_encoder);
-          report = retrieval::find_contradicted(retriever, trusted, options);
-          if (out_dir) {
-            // The index's own passages, in slot order, are the corpus written.
-            std::vector<data::Document> corpus;
-            index.documents->for_each_live([&](index::Slot s) {
-              corpus.push_back({index.documents->id(s), "", index.documents->text(s)});
-            });
-            retrieval::write_cleaned_corpus(*out_dir, corpus, trusted, report);
-          }
+          // The index's own passages, in slot order, are the corpus written.
+          report = app::clean_corpus(retriever, trusted, out_dir.empty() ? std::vector<data::Document>{}
+                                                                        : app::passages_of(*index.documents),
+                                     options, out_dir);
         }
         py::list removed;
         for (const retrieval::Removal& r : report.removed) {

@@ -31,6 +31,54 @@ void require_same_corpus(const index::DocumentIndex& index, const std::vector<da
 
 }  // namespace
 
+void validate(const IndexBuild& build, bool has_sparse_encoder) {
+  if (build.batch_size == 0) throw InvalidArgument("batch_size must be >= 1 (documents encoded per step)");
+  if (build.stem && !build.bm25) {
+    throw InvalidArgument("stem applies to BM25 terms, and an index built without BM25 (bm25 false) has none");
+  }
+  if (build.fp16 && !has_sparse_encoder) {
+    throw InvalidArgument("fp16 stores Es rows as float16: it needs a sparse_model (Es)");
+  }
+}
+
+std::shared_ptr<index::DocumentIndex> build_index(const std::vector<std::string>& texts,
+                                                  const std::vector<std::string>& ids, const Encoder& encoder,
+                                                  const Encoder* sparse, const IndexBuild& build,
+                                                  const ProgressCallback& progress, FeatureCache* features) {
+  validate(build, sparse != nullptr);
+  if (texts.size() != ids.size()) {
+    throw InvalidArgument("texts and ids must have the same length: " + std::to_string(texts.size()) + " texts, " +
+                          std::to_string(ids.size()) + " ids");
+  }
+  if (texts.empty()) throw InvalidArgument("texts is empty: an index needs at least one document");
+  index::IndexOptions options = retrieval::index_options_for(encoder, sparse, build.tokens);
+  options.kind = build.kind;
+  options.sparse_storage =
+      build.fp16 ? index::IndexOptions::SparseStorage::kFloat16 : index::IndexOptions::SparseStorage::kFloat32;
+  options.build_bm25 = build.bm25;
+  options.bm25.stem = build.stem;
+  auto built = std::make_shared<index::DocumentIndex>(options);
+  retrieval::add_documents(*built, texts, ids, encoder, sparse, build.batch_size, progress, features);
+  return built;
+}
+
+std::shared_ptr<index::DocumentIndex> build_index(const std::vector<data::Document>& corpus, const Encoder& encoder,
+                                                  const Encoder* sparse, const IndexBuild& build,
+                                                  const ProgressCallback& progress, FeatureCache* features) {
+  std::vector<std::string> ids, texts;
+  for (const auto& d : corpus) {
+    ids.push_back(d.id);
+    texts.push_back(data::encoding_text(d));
+  }
+  return build_index(texts, ids, encoder, sparse, build, progress, features);
+}
+
+std::vector<data::Document> passages_of(const index::DocumentIndex& index) {
+  std::vector<data::Document> passages;
+  index.for_each_live([&](index::Slot s) { passages.push_back({index.id(s), "", index.text(s)}); });
+  return passages;
+}
+
 std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cache,
                                                           const std::vector<data::Document>& corpus,
                                                           const Encoder& encoder, const Encoder* sparse,
@@ -51,16 +99,11 @@ std::shared_ptr<index::DocumentIndex> cached_corpus_index(const std::string& cac
     }
     return loaded;
   }
-  auto built = std::make_shared<index::DocumentIndex>(retrieval::index_options_for(encoder, sparse, with_tokens));
-  std::vector<std::string> ids, texts;
-  for (const auto& d : corpus) {
-    ids.push_back(d.id);
-    texts.push_back(data::encoding_text(d));
-  }
   std::optional<FeatureCache> features;
   if (!feature_cache.empty()) features.emplace(feature_cache);
-  retrieval::add_documents(*built, texts, ids, encoder, sparse, retrieval::kDocumentsPerStep, progress,
-                           features ? &*features : nullptr);
+  IndexBuild build;
+  build.tokens = with_tokens;
+  auto built = build_index(corpus, encoder, sparse, build, progress, features ? &*features : nullptr);
   if (!cache.empty()) built->save(cache);
   return built;
 }

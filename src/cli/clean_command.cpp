@@ -1,13 +1,11 @@
 // `counterpoint clean`: corpus cleaning with contradiction retrieval. Parses the arguments,
-// loads the corpus, the trusted texts and the encoders, and calls retrieval::find_contradicted
-// and write_cleaned_corpus.
-#include <iomanip>
+// loads the corpus, the trusted texts and the encoders, and calls app::clean_corpus.
 #include <iostream>
 
 #include "commands.h"
+#include "counterpoint/app/corpus_cleaning.h"
 #include "counterpoint/app/corpus_index.h"
 #include "counterpoint/data/corpus_files.h"
-#include "counterpoint/retrieval/corpus_cleaning.h"
 
 namespace counterpoint::cli {
 
@@ -57,9 +55,7 @@ void add_clean_command(CLI::App& app) {
     if (a->scale_option->count()) options.sparsity_scale = a->scale;
     options.candidates = a->candidates;
     options.identical_guard = !a->no_guard;
-    // Everything checkable is checked before the corpus is read or a model loaded.
-    retrieval::validate(options);
-    retrieval::require_cleaning_output(a->out);
+    app::check_cleaning(options, a->out);  // before the corpus is read or a model loaded
     std::vector<std::string> trusted;
     const auto texts = data::load_query_file(a->trusted, "--trusted",
                                              "texts (one per line, or a .jsonl, .csv or .tsv with id and text)");
@@ -67,17 +63,9 @@ void add_clean_command(CLI::App& app) {
     const auto corpus = data::load_documents(a->corpus);
     auto encoder = load_encoder(a->model, a->threads);
     auto sparse = load_encoder(a->sparse_model, a->threads);
-    auto documents = app::cached_corpus_index(a->index, corpus, *encoder, sparse.get());
-    retrieval::Retriever retriever(documents, encoder, sparse);
-    const auto report = retrieval::find_contradicted(retriever, trusted, options);
-    retrieval::write_cleaned_corpus(a->out, corpus, trusted, report);
-    std::cout << retrieval::describe_weights(report.alpha, report.scale) << "\n"
-              << "removed " << report.removed.size() << " of " << report.documents << " passages contradicting "
-              << report.trusted << " trusted texts ("
-              << (options.threshold ? "score >= " + std::to_string(*options.threshold)
-                                    : "top " + std::to_string(options.top) + " each")
-              << "; " << report.protected_passages << " passages are trusted texts and were kept) -> "
-              << a->out << "/corpus.jsonl, " << a->out << "/report.jsonl\n";
+    retrieval::Retriever retriever(app::cached_corpus_index(a->index, corpus, *encoder, sparse.get()), encoder, sparse);
+    const auto report = app::clean_corpus(retriever, trusted, corpus, options, a->out);
+    std::cout << app::describe_cleaning(report, options, a->out) << "\n";
   });
 }
 

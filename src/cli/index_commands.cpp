@@ -14,42 +14,37 @@ void add_index_commands(CLI::App& app) {
   index->require_subcommand(1);
 
   struct BuildArgs {
-    std::string corpus, out, model = kDefaultDenseModel, sparse_model, kind = "flat";
-    bool fp16 = false, tokens = false, stem = false;
+    std::string corpus, out, model = kDefaultDenseModel, sparse_model;
+    app::IndexBuild build;  // kind, storage and batch size: the library's defaults
+    bool no_bm25 = false;
     int threads = 0;
-    std::size_t batch = retrieval::kDocumentsPerStep;
   };
   auto a = std::make_shared<BuildArgs>();
   auto* build = index->add_subcommand("build", "Encode a corpus and write an index directory");
   build->add_option("--corpus", a->corpus, std::string("The corpus: ") + data::kCorpusFormats)->required();
   build->add_option("--out", a->out, "Index directory to write (replaced atomically)")->required();
   build->add_option("--model", a->model, "Dense encoder E (name or directory)");
-  auto* sparse_opt = build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
-  build->add_option("--kind", a->kind, "flat, hnsw, ivf or ivfpq");
-  build->add_flag("--fp16", a->fp16, "Store Es as float16 (half the memory)")->needs(sparse_opt);
-  build->add_flag("--tokens", a->tokens, "Store per-token embeddings for token-level scorers");
-  build->add_flag("--stem", a->stem, "Stem BM25 terms (Snowball English)");
+  auto* sparse_opt =
+      build->add_option("--sparse-model", a->sparse_model, "Sparse-aware encoder Es (name or directory)");
+  build->add_option("--kind", a->build.kind, "flat, hnsw, ivf or ivfpq");
+  build->add_flag("--fp16", a->build.fp16, "Store Es as float16 (half the memory)")->needs(sparse_opt);
+  build->add_flag("--tokens", a->build.tokens, "Store per-token embeddings for token-level scorers");
+  auto* no_bm25 =
+      build->add_flag("--no-bm25", a->no_bm25, "Build no BM25 postings (stage1 bm25 and hybrid then refuse the index)");
+  build->add_flag("--stem", a->build.stem, "Stem BM25 terms (Snowball English)")->excludes(no_bm25);
   build->add_option("--threads", a->threads, "Encoder threads (0 = all cores)");
-  build->add_option("--batch-size", a->batch, "Documents encoded per step (texts are length-sorted within a step)");
+  build->add_option("--batch-size", a->build.batch_size,
+                    "Documents encoded per step (texts are length-sorted within a step)");
   build->callback([a] {
+    a->build.bm25 = !a->no_bm25;
+    app::validate(a->build, !a->sparse_model.empty());
     index::DocumentIndex::require_saveable(a->out);  // before minutes of encoding, not after
     auto encoder = load_encoder(a->model, a->threads);
     std::shared_ptr<Encoder> sparse = a->sparse_model.empty() ? nullptr : load_encoder(a->sparse_model, a->threads);
-    const auto docs = data::load_documents(a->corpus);
-    index::IndexOptions options = retrieval::index_options_for(*encoder, sparse.get(), a->tokens);
-    options.sparse_storage = a->fp16 ? index::IndexOptions::SparseStorage::kFloat16
-                                     : index::IndexOptions::SparseStorage::kFloat32;
-    options.kind = a->kind;
-    options.bm25.stem = a->stem;
-    index::DocumentIndex built(options);
-    std::vector<std::string> ids, texts;
-    for (const auto& d : docs) {
-      ids.push_back(d.id);
-      texts.push_back(data::encoding_text(d));
-    }
-    retrieval::add_documents(built, texts, ids, *encoder, sparse.get(), a->batch, stderr_progress("encoding"));
-    built.save(a->out);
-    std::cout << "indexed " << built.size() << " documents into " << a->out << "\n";
+    const auto built =
+        app::build_index(data::load_documents(a->corpus), *encoder, sparse.get(), a->build, stderr_progress("encoding"));
+    built->save(a->out);
+    std::cout << "indexed " << built->size() << " documents into " << a->out << "\n";
     // A plain-text corpus carries no ids: they are its line numbers, which the user can always
     // read back from the file itself, so nothing else needs writing. Say so where they first meet them.
     const std::string corpus = ascii_lower(a->corpus);

@@ -39,6 +39,7 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
       {"feed_forward", "--feed-forward"},
       {"dropout", "--dropout"},
       {"sparse_model", "--sparse-model"},
+      {"fp16", "--fp16"},
     };
     // The search settings' keywords, from their table. Only those with an underscore are looked
     // for in messages: "k" or "alpha" are also plain words there.
@@ -54,8 +55,8 @@ const std::unordered_map<std::string, std::string>& flag_of_field() {
 
 std::string in_user_terms(const std::string& message) {
   static const std::regex field = [] {
-    // The search settings' keywords and sparse_model are said without a struct.
-    std::string bare = "nprobe|sparse_model";
+    // The search settings' keywords, sparse_model and the index build's are said without a struct.
+    std::string bare = "nprobe|sparse_model|batch_size|fp16";
     for (const auto& setting : app::search_settings()) {
       if (setting.keyword.find('_') != std::string::npos) bare += "|" + setting.keyword;
     }

@@ -16,7 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CLI = pathlib.Path(os.environ.get("COUNTERPOINT_BUILD_DIR", ROOT / "build")).resolve() / "bin" / "counterpoint"
 
 # Flags spelled otherwise than their keyword.
-RENAMED = {"--lambda": "fusion_lambda", "--no-guard": "guard", "--no-feature-cache": "feature_cache"}
+RENAMED = {"--lambda": "fusion_lambda", "--no-guard": "guard", "--no-feature-cache": "feature_cache",
+           "--no-bm25": "bm25"}
 # One face only: --help, and Python's progress callback (the CLI draws its own progress line).
 CLI_ONLY = {"--help"}
 PYTHON_ONLY = {"progress"}
@@ -42,6 +43,20 @@ def python_keywords(function):
 ])
 def test_each_cli_command_and_its_python_call_take_the_same_options(command, function):
     cli, python = cli_keywords(*command), python_keywords(function)
+    assert {"cli only": cli - python, "python only": python - cli} == {"cli only": set(), "python only": set()}
+
+
+@pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")
+@pytest.mark.parametrize("command, function, cli_files, python_objects", [
+    # The CLI reads the corpus and names the models; Python is handed the texts and the encoders,
+    # and saves the index with Index.save.
+    (("index", "build"), cp.Index.build, {"corpus", "out", "model", "sparse_model", "threads"},
+     {"texts", "ids", "encoder", "sparse_encoder"}),
+    # The CLI indexes the corpus (or reuses --index); Python is handed the Index, encoders and all.
+    (("clean",), cp.clean_corpus, {"corpus", "model", "sparse_model", "threads"}, set()),
+])
+def test_commands_over_files_take_the_settings_of_their_python_call(command, function, cli_files, python_objects):
+    cli, python = cli_keywords(*command) - cli_files, python_keywords(function) - python_objects
     assert {"cli only": cli - python, "python only": python - cli} == {"cli only": set(), "python only": set()}
 
 

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "counterpoint/app/beir_run.h"
+#include "counterpoint/app/corpus_index.h"
 #include "counterpoint/app/stance_run.h"
 #include "counterpoint/core/errors.h"
 #include "counterpoint/retrieval/stance.h"
@@ -188,4 +189,47 @@ TEST(BeirRun, AnIndexCacheOfAnotherCorpusIsRefusedNotScoredAsZero) {
   EXPECT_NE(message_of([&] { run_beir(o); }).find("is an index of another corpus"), std::string::npos);
   std::filesystem::remove_all(cache);
   std::filesystem::remove_all(other);
+}
+
+TEST(IndexBuild, SettingsThatCannotHoldAreRefusedByFieldBeforeAnyEncoding) {
+  IndexBuild build;
+  build.batch_size = 0;
+  EXPECT_EQ(message_of([&] { validate(build, true); }), "batch_size must be >= 1 (documents encoded per step)");
+  build = IndexBuild{};
+  build.fp16 = true;
+  EXPECT_EQ(message_of([&] { validate(build, false); }), "fp16 stores Es rows as float16: it needs a sparse_model (Es)");
+  EXPECT_NO_THROW(validate(build, true));
+  build = IndexBuild{};
+  build.stem = true;
+  build.bm25 = false;
+  EXPECT_NE(message_of([&] { validate(build, false); }).find("stem applies to BM25 terms"), std::string::npos);
+}
+
+TEST(IndexBuild, TextsAndIdsMustPairUpAndAnIndexHoldsAtLeastOneDocument) {
+  const auto encoder = load_model(kTinyModel, 1);
+  EXPECT_EQ(message_of([&] { build_index({"one", "two"}, {"1"}, *encoder, nullptr); }),
+            "texts and ids must have the same length: 2 texts, 1 ids");
+  EXPECT_EQ(message_of([&] { build_index(std::vector<std::string>{}, {}, *encoder, nullptr); }),
+            "texts is empty: an index needs at least one document");
+  IndexBuild hnsx;
+  hnsx.kind = "hnsx";
+  EXPECT_NE(message_of([&] { build_index({"one"}, {"1"}, *encoder, nullptr, hnsx); }).find("did you mean 'hnsw'"),
+            std::string::npos);
+}
+
+TEST(IndexBuild, ACorpusIsIndexedByItsEncodingTextsUnderItsIdsAsTheBuildSays) {
+  const auto encoder = load_model(kTinyModel, 1);
+  IndexBuild build;
+  build.tokens = true;
+  build.bm25 = false;
+  build.batch_size = 1;
+  const auto index = build_index({{"d1", "A title", "some text"}, {"d2", "", "other text"}}, *encoder, nullptr, build);
+  ASSERT_EQ(index->size(), 2u);
+  EXPECT_EQ(index->text(*index->slot_of("d1")), "A title some text");
+  EXPECT_TRUE(index->options().store_token_embeddings);
+  EXPECT_FALSE(index->options().build_bm25);
+  const auto passages = passages_of(*index);
+  ASSERT_EQ(passages.size(), 2u);
+  EXPECT_EQ(passages[1].id, "d2");
+  EXPECT_EQ(passages[1].text, "other text");
 }
