@@ -1,7 +1,8 @@
 """What the Python benchmarks share (not a benchmark itself): the repository's paths, commands as
-result rows record them, BEIR / qrels / TREC files read without the library, timing, and the NumPy
-reference formulas (cosine, Hoyer with the library's clamps and guard) that the NumPy baselines and
-the peer pipeline run.
+result rows record them, the qrels and TREC files read without the library (for the checks that
+stand apart from it; every other script reads data sets with cp.load_corpus / load_queries /
+load_qrels), timing, and the NumPy reference formulas (cosine, Hoyer with the library's clamps and
+guard) that the NumPy baselines and the peer pipeline run.
 
 A script imports it after putting this folder on its path:
 
@@ -69,7 +70,7 @@ def command_line(prefix: str, script_file: str, quote=True, short=True) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Files: JSON, BEIR, qrels, TREC runs
+# Files: JSON, qrels, TREC runs
 
 
 def load_json(path):
@@ -82,20 +83,10 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def read_corpus(data_dir: Path) -> dict:
-    """A BEIR corpus, {id: text} in corpus order; the text is the title, a space and the text when
-    there is a title."""
-    return {d["_id"]: (d.get("title") + " " + d["text"]) if d.get("title") else d["text"]
-            for d in read_jsonl(Path(data_dir) / "corpus.jsonl")}
-
-
-def read_queries(data_dir: Path) -> dict:
-    """A BEIR query file, {id: text} in file order."""
-    return {q["_id"]: q["text"] for q in read_jsonl(Path(data_dir) / "queries.jsonl")}
-
-
 def read_qrels(path):
-    """BEIR qrels TSV (header optional), 3 or 4 columns -> {query: {doc: grade}}."""
+    """BEIR qrels TSV (header optional), 3 or 4 columns -> {query: {doc: grade}}. Only for the checks
+    that must not read through the library they check (metrics_vs_pytrec's pytrec_eval side,
+    bm25_crosscheck); the benchmarks read qrels with cp.load_qrels."""
     qrels = {}
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -125,6 +116,7 @@ def write_trec(path, query_ids, doc_ids, scores, name):
 
 
 def read_trec(path):
+    """A TREC run -> {query: {doc: score}} (the binding has no TREC run reader)."""
     run = {}
     with open(path) as f:
         for number, line in enumerate(f, 1):

@@ -77,6 +77,7 @@ def metric_sweep(cp, runs, qrels_choices, cli, log):
     """Every run against the qrels file sharing most of its query ids; counterpoint vs pytrec_eval."""
     sweep = {"runs": [], "skipped": [], "max_abs_difference": {m: 0.0 for m in METRICS},
              "cli_max_abs_difference": {m: 0.0 for m in METRICS}, "cli_digits": None}
+    # pytrec_eval's side reads the qrels without the library, so a reader bug shows as a difference.
     qrels_sets = {str(p): (read_qrels(p), cp.load_qrels(str(p))) for p in qrels_choices}
     for run_path in runs:
         try:

@@ -27,7 +27,8 @@ stage-2 kernel, metrics_vs_pytrec for 5, bm25_vs_bm25s for 6).
 The two sides never share a process: counterpoint links Debian's FAISS 1.7.3 and libgomp, the
 faiss-cpu wheel bundles FAISS 1.8.0 with its own OpenMP runtime, and a per-side RSS needs a
 per-side process anyway. The orchestrator (this process) imports neither FAISS; it imports
-counterpoint only for cp.evaluate in the metric sweep.
+counterpoint only to read the data sets (the texts both sides get) and for cp.evaluate in the
+metric sweep.
 
 The counterpoint Python package is taken from $COUNTERPOINT_PYTHON (a folder holding
 counterpoint/), else <repo>/python; the CLI from $COUNTERPOINT_BIN, else
@@ -46,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from bench import (DATA, MODELS, RESULTS, ROOT, BenchmarkError, import_counterpoint, load_json,  # noqa: E402
-                   read_corpus, read_jsonl, read_qrels, read_queries, vm_hwm_kib)
+                   vm_hwm_kib)
 import bm25_vs_bm25s  # noqa: E402
 import encoding_vs_st  # noqa: E402
 import metrics_vs_pytrec  # noqa: E402
@@ -118,16 +119,16 @@ def run_worker(side, task, spec, work, env, log):
     return result
 
 
-def prepare_set(name, data_dir, qrels_path, max_docs, max_queries, work):
-    """Writes <name>_docs.json and <name>_queries.json: the texts both sides encode. A subset keeps
-    the first max_queries qrels queries, their relevant documents and the queries' own documents,
-    then fills up to max_docs in corpus order."""
+def prepare_set(cp, name, data_dir, qrels_path, max_docs, max_queries, work):
+    """Writes <name>_docs.json and <name>_queries.json: the texts both sides encode, read by the
+    library's readers. A subset keeps the first max_queries qrels queries, their relevant documents
+    and the queries' own documents, then fills up to max_docs in corpus order."""
     for path in (data_dir / "corpus.jsonl", data_dir / "queries.jsonl", qrels_path):
         if not path.is_file():
             raise BenchmarkError(f"missing {path}")
-    texts = read_corpus(data_dir)
-    queries = read_queries(data_dir)
-    qrels = read_qrels(qrels_path)
+    texts = {d.id: d.encoding_text for d in cp.load_corpus(data_dir)}
+    queries = {q.id: q.text for q in cp.load_queries(data_dir / "queries.jsonl")}
+    qrels = cp.load_qrels(qrels_path)
     query_ids = [q for q in qrels if q in queries]
     if not query_ids:
         raise BenchmarkError(f"no query of {qrels_path} is in {data_dir / 'queries.jsonl'}")
@@ -262,11 +263,13 @@ def run_benchmark(args, parser):
     for stale in work.glob("*.trec"):
         stale.unlink()
 
-    sets = {"arguana": prepare_set("arguana", data / "arguana", arguana_qrels, 300 if quick else 0, 20 if quick else 0, work),
-            "sick": prepare_set("sick", data / "sick", sick_qrels, 500 if quick else 0, 20 if quick else 0, work)}
+    cp = import_counterpoint()
+    sets = {"arguana": prepare_set(cp, "arguana", data / "arguana", arguana_qrels, 300 if quick else 0,
+                                   20 if quick else 0, work),
+            "sick": prepare_set(cp, "sick", data / "sick", sick_qrels, 500 if quick else 0, 20 if quick else 0, work)}
     # Speed sets: 1,000 ArguAna corpus texts (quick: the subset) and every distinct SICK sentence.
     speed = {"arguana": sets["arguana"]["doc_texts"][:1000] if quick else
-             [d["text"] for d in read_jsonl(data / "arguana" / "corpus.jsonl")][:1000],
+             [d.text for d in cp.load_corpus(data / "arguana")][:1000],
              "sick": list(dict.fromkeys(sets["sick"]["doc_texts"]))}
     for name, texts in speed.items():
         (work / f"speed_{name}.json").write_text(json.dumps(texts))

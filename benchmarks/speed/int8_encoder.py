@@ -137,10 +137,10 @@ def main(argv=None):
     library = cp.Encoder.load(str(model_dir), threads=args.threads)
     network = eager_network(model_dir, manifest)
 
-    arguana = list(bench.read_corpus(data / "arguana").values())[:args.arguana_texts]
-    sick_corpus = bench.read_corpus(data / "sick")
-    sick_qrels = bench.read_qrels(sick_qrels_path)
-    sick_queries = {q: t for q, t in bench.read_queries(data / "sick").items() if q in sick_qrels}
+    arguana = [d.encoding_text for d in cp.load_corpus(data / "arguana")][:args.arguana_texts]
+    sick_corpus = {d.id: d.encoding_text for d in cp.load_corpus(data / "sick")}
+    sick_qrels = cp.load_qrels(sick_qrels_path)
+    sick_queries = {q.id: q.text for q in cp.load_queries(data / "sick" / "queries.jsonl") if q.id in sick_qrels}
     sick_texts = list(sick_corpus.values()) + list(sick_queries.values())
     sets = {"arguana": arguana, "sick": sick_texts}
     batches = {name: batches_of(library.tokenize(texts, max_length=manifest["max_length"]), args.batch_size)

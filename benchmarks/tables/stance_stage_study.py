@@ -18,10 +18,11 @@ instruction, or an explicit stance=, gives the library). Final score = P + w * m
 top K); the rest of the ranking keeps stage 1's order. K and w are chosen on dev, with the head and
 the epoch; the test topics are scored once, for the configuration chosen on dev (--test).
 
-Metrics as src/eval/stance.cpp defines them, mean over the two held-out templates: P@R (R = claims
-of the query's topic and stance), Hard@R (same topic, other stance), Semi@R (other topic, same
-stance), Easy@R, nDCG@10. Dev topics = the last --dev-topics training topics by id (t987 t990 t994
-t1005 t1065 with the default 5), fitting topics = the other 20, as benchmarks/tables/stance_table.sh.
+Metrics by the library's cp.evaluate_stance (src/eval/stance.cpp), mean over the two held-out
+templates: P@R (R = claims of the query's topic and stance), Hard@R (same topic, other stance),
+Semi@R (other topic, same stance), Easy@R, nDCG@10. Dev topics = the last --dev-topics training
+topics by id (t987 t990 t994 t1005 t1065 with the default 5), fitting topics = the other 20, as
+benchmarks/tables/stance_table.sh.
 
     nice -n 15 .venv/bin/python benchmarks/tables/stance_stage_study.py \\
         [--data ../shared/data/ibm-claim-stance] [--train-qrels DATA/qrels/train.tsv] \\
@@ -59,19 +60,22 @@ HEADS = {"stance2": 2, "stance3": 3}
 
 
 class StanceSet:
-    def __init__(self, data_dir, train_qrels, eval_qrels, dev_topics):
-        self.corpus = bench.read_corpus(data_dir)
+    def __init__(self, cp, data_dir, train_qrels, eval_qrels, dev_topics):
+        self.cp = cp
+        self.corpus = {d.id: d.encoding_text for d in cp.load_corpus(data_dir)}
         self.doc_ids = list(self.corpus)
         self.label = {}  # doc id -> (topic, pro|con)
         for m in bench.read_jsonl(Path(data_dir) / "metadata.jsonl"):
             stance = str(m["stance"]).lower()
             self.label[m["_id"]] = ("t" + str(m["topic_id"]).lstrip("t"), {"support": "pro", "attack": "con"}.get(stance, stance))
+        # R counts the corpus's claims, so evaluate_stance is given the labels of those alone.
+        self.corpus_labels = {d: self.label[d] for d in self.doc_ids}
         self.queries = {}  # query id -> (topic, pro|con, topic text)
-        for q in bench.read_jsonl(Path(data_dir) / "queries.jsonl"):
-            self.queries[q["_id"]] = ("t" + str(q["topic_id"]).lstrip("t"), STANCE_OF[q["stance"]], q["text"])
+        for q in cp.load_queries(Path(data_dir) / "queries.jsonl"):
+            self.queries[q.id] = ("t" + str(q.extra["topic_id"]).lstrip("t"), STANCE_OF[q.extra["stance"]], q.text)
         self.topic_text = {t: text for t, _, text in self.queries.values()}
-        train = [q for q in bench.read_qrels(train_qrels) if q in self.queries]
-        test = [q for q in bench.read_qrels(eval_qrels) if q in self.queries]
+        train = [q for q in cp.load_qrels(train_qrels) if q in self.queries]
+        test = [q for q in cp.load_qrels(eval_qrels) if q in self.queries]
         topics = sorted({self.queries[q][0] for q in train}, key=lambda t: int(t.lstrip("t")))
         if not 0 < dev_topics < len(topics):
             raise SystemExit(f"--dev-topics must be between 1 and {len(topics) - 1}, got {dev_topics}")
@@ -86,25 +90,12 @@ class StanceSet:
                           for q, (t, s, _) in self.queries.items()}
 
     def evaluate(self, rankings):
-        """{query id: ranked doc ids} -> mean metrics, as eval::evaluate_stance computes them."""
-        totals = dict.fromkeys(METRICS, 0.0)
-        for q, ranking in rankings.items():
-            topic, stance, _ = self.queries[q]
-            r = self.positives[q]
-            counts = {"P@R": 0, "Hard@R": 0, "Semi@R": 0, "Easy@R": 0}
-            dcg = 0.0
-            for i, d in enumerate(ranking[:max(r, 10)]):
-                t, s = self.label[d]
-                cls = ("P@R" if s == stance else "Hard@R") if t == topic else ("Semi@R" if s == stance else "Easy@R")
-                if i < r:
-                    counts[cls] += 1
-                if i < 10 and cls == "P@R":
-                    dcg += 1.0 / np.log2(i + 2)
-            idcg = sum(1.0 / np.log2(i + 2) for i in range(min(r, 10)))
-            for k, v in counts.items():
-                totals[k] += v / r
-            totals["nDCG@10"] += dcg / idcg
-        return {k: v / len(rankings) for k, v in totals.items()}
+        """{query id: ranked doc ids} -> the metrics' means over these queries (eval::evaluate_stance)."""
+        # evaluate_stance ranks by score (ties by id), so scores falling with the rank keep each
+        # ranking's own order; it reads no deeper than max(R, 10).
+        run = {q: [(d, -float(rank)) for rank, d in enumerate(ranking[:max(self.positives[q], 10)])]
+               for q, ranking in rankings.items()}
+        return self.cp.evaluate_stance(run, {q: self.queries[q][:2] for q in rankings}, self.corpus_labels)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -515,7 +506,7 @@ def main():
     command = bench.command_line(f"nice -n 15 {bench.this_python()}", __file__)
 
     cp = bench.import_counterpoint()
-    data = StanceSet(args.data, args.train_qrels, args.eval_qrels, args.dev_topics)
+    data = StanceSet(cp, args.data, args.train_qrels, args.eval_qrels, args.dev_topics)
     if args.es_triples:
         write_es_triples(data, args.es_triples, random.Random(args.seed))
         return

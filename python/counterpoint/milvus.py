@@ -556,8 +556,9 @@ class MilvusRetriever:
                candidates: Optional[int] = None, sparse_queries=None, guard: bool = _DEFAULTS.guard, exclude=None,
                search_params: Optional[Dict[str, Any]] = None,
                sparsity_scale: Optional[float] = _DEFAULTS.sparsity_scale,
-               stance: str = _DEFAULTS.stance) -> List[List[Any]]:
-        """Index.search's signature and results (one list of Hit per query, best first).
+               stance: str = _DEFAULTS.stance) -> "_core.SearchResults":
+        """Index.search's signature and results: a SearchResults (per query a list of Hit, best
+        first; FAISS-style arrays; the alpha, gate and scoring line stage 2 used).
 
         Arguments:
             queries: list of str (encoded with the encoders given to the constructor) or E(q)
@@ -591,20 +592,21 @@ class MilvusRetriever:
         needs_sparse = options.scorer == "sparsity"
         options.check_inputs(sparse_model="held", index_sparse_rows=bool(self.info.sparse_dim),
                              where=f"collection '{self.collection}'")
-        dense, sparse, stances = self._query_rows(queries, scorer, needs_sparse, sparse_queries, stance)
+        dense, sparse, stances, readings = self._query_rows(queries, scorer, needs_sparse, sparse_queries, stance)
         exclude_lists = _core.exclusion_lists(exclude, len(dense))
-        results = []
+        hits = []
         for q in range(len(dense)):
             with _in_user_terms(f"the search of collection '{self.collection}'"):
                 ids, texts, cosine, rows = self._candidates(dense[q], exclude_lists[q], options.candidates, needs_sparse,
                                                             search_params or {})
-            results.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
-                                        sparse_candidates=rows, options=options, sparse_encoder=self.sparse_encoder,
-                                        exclude=exclude_lists[q], texts=texts, stance=stances[q]))
-        return results
+            hits.append(_core.rerank(ids, cosine, sparse_query=None if sparse is None else sparse[q],
+                                     sparse_candidates=rows, options=options, sparse_encoder=self.sparse_encoder,
+                                     exclude=exclude_lists[q], texts=texts, stance=stances[q]))
+        return _core.SearchResults(hits, options, sparse_encoder=self.sparse_encoder, stances=readings)
 
     def _query_rows(self, queries, scorer: str, needs_sparse: bool, sparse_queries, stance: str):
-        """E(q) rows, Es rows of the claims (or None) and each query's stance."""
+        """E(q) rows, Es rows of the claims (or None), each query's stance and, for query texts, its
+        StanceReading (none for vectors, as Index.search reports them)."""
         if isinstance(queries, np.ndarray):
             dense = np.atleast_2d(np.asarray(queries, dtype=np.float32))
             if dense.ndim != 2 or dense.shape[1] != self.info.dim:
@@ -619,7 +621,7 @@ class MilvusRetriever:
             if not np.all(np.isfinite(dense)) or np.any(np.linalg.norm(dense, axis=1) == 0):
                 raise ValueError("query vectors must be finite and non-zero")
             # A vector carries no instruction: the given stance, else attack (rerank's reading).
-            return dense, sparse, [stance] * len(dense)
+            return dense, sparse, [stance] * len(dense), []
         if sparse_queries is not None:
             raise ValueError("sparse_queries goes with query vectors: pass queries as an array too")
         texts = list(queries)
@@ -630,7 +632,7 @@ class MilvusRetriever:
         # As Index.search encodes them: Es reads each claim without its stance instruction.
         dense, sparse, readings = _core.encode_queries(self.encoder, texts, sparse_encoder=self.sparse_encoder,
                                                        scorer=scorer, stance=stance)
-        return dense, sparse, [reading.stance for reading in readings]
+        return dense, sparse, [reading.stance for reading in readings], readings
 
     def _candidates(self, dense, excluded, candidates, needs_sparse, search_params):
         """Stage 1 in Milvus: the ids, texts (so hits carry them, as Index's do), cosines and (for a
@@ -736,17 +738,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             client = connect(args.uri)
             retriever = MilvusRetriever(client, args.collection, encoder=encoder, sparse_encoder=sparse)
-            _core.SearchOptions().scorer = args.scorer  # an unknown name is refused before the scoring line prints
+            results = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
+                                       alpha=args.alpha, sparsity_scale=args.sparsity_scale, stance=args.stance)
             if args.scorer != "cosine":
-                gate = _core.choose_sparsity_scale(args.sparsity_scale, sparse)
-                print(f"scorer {args.scorer}, {_core.choose_alpha(args.alpha, sparse)[2]}"
-                      + (f", {gate[2]}" if gate[0] else ""))
-            hits = retriever.search(args.queries, k=args.k, candidates=args.candidates, scorer=args.scorer,
-                                    alpha=args.alpha, sparsity_scale=args.sparsity_scale, stance=args.stance)
-            for query, per_query in zip(args.queries, hits):
+                print(results.scoring)
+            for q, (query, per_query) in enumerate(zip(args.queries, results)):
                 print(f"query: {query}")
                 if args.scorer != "cosine":
-                    print(f"  stance {_core.read_stance(query, args.stance).describe()}")
+                    print(f"  stance {results.stances[q].describe()}")
                 for rank, hit in enumerate(per_query, 1):
                     print(f"  {rank:2d}. {hit.id}  score {hit.score:.4f}  cosine {hit.cosine:.4f}  "
                           f"sparsity {hit.sparsity:.4f}")

@@ -1,7 +1,9 @@
-// counterpoint.run_beir and counterpoint.run_stance: the library's evaluation workflows (the
-// ones `counterpoint run` and `counterpoint stance` print), returning their reports as dicts.
-#include "bindings.h"
+// counterpoint.run_beir, counterpoint.run_stance and counterpoint.clean_corpus: the library's
+// workflows (the ones `counterpoint run`, `stance` and `clean` print), returning their reports as dicts.
+#include "index.h"
 #include "counterpoint/app/beir_run.h"
+#include "counterpoint/app/corpus_cleaning.h"
+#include "counterpoint/app/corpus_index.h"
 #include "counterpoint/app/stance_run.h"
 #include "counterpoint/text/words.h"
 
@@ -122,6 +124,78 @@ py::dict stance_run(py::handle dataset, py::handle qrels, py::handle model, cons
   return d;
 }
 
+// clean_corpus's defaults: the library's, from one default-constructed struct.
+const retrieval::CleaningOptions kCleaningDefaults{};
+
+py::list clean_corpus(const PyIndex& index, py::object trusted_texts, py::object out, std::optional<py::ssize_t> top,
+                      std::optional<double> threshold, std::optional<double> alpha, py::ssize_t candidates, bool guard,
+                      std::optional<double> sparsity_scale) {
+  const std::vector<std::string> trusted = text_list(trusted_texts, "trusted");
+  retrieval::CleaningOptions options;
+  if (top && threshold) {
+    throw py::value_error("give top or threshold, not both: threshold removes every candidate scoring at least it");
+  }
+  if (top) options.top = *top < 0 ? throw py::value_error("top must be >= 0") : std::size_t(*top);
+  if (threshold) options.threshold = float(*threshold);
+  if (alpha) options.alpha = float(*alpha);
+  if (sparsity_scale) options.sparsity_scale = float(*sparsity_scale);
+  options.candidates = positive(candidates, "candidates");
+  options.identical_guard = guard;
+  const std::string out_dir = optional_path(out, "out").value_or("");
+  app::check_cleaning(options, out_dir);
+  retrieval::CleaningReport report;
+  {
+    const ReleasedInterruptibly release;
+    retrieval::Retriever retriever(index.documents, index.encoder, index.sparse_encoder);
+    // The index's own passages, in slot order, are the corpus written.
+    report = app::clean_corpus(retriever, trusted, out_dir.empty() ? std::vector<data::Document>{}
+                                                                  : app::passages_of(*index.documents),
+                               options, out_dir);
+  }
+  py::list removed;
+  for (const retrieval::Removal& r : report.removed) {
+    py::dict d;
+    d["id"] = r.id;
+    d["trusted"] = trusted[r.trusted];
+    d["trusted_index"] = r.trusted;
+    d["rank"] = r.rank;
+    d["score"] = r.score;
+    d["cosine"] = r.cosine;
+    d["sparsity"] = r.sparsity;
+    d["alpha"] = report.alpha.value;
+    d["sparsity_scale"] = report.scale.value;
+    removed.append(d);
+  }
+  return removed;
+}
+
+const char* const kCleanCorpusDoc = R"(Corpus cleaning with contradiction retrieval: the passages of `index` that contradict a
+trusted text, found by cos + alpha * sparsity with each trusted text as the query.
+
+Arguments:
+    index: an Index built with a sparse_encoder.
+    trusted: list of str, the texts taken as true. A passage whose text is one of them is never
+        removed.
+    out: a new (or empty) directory: corpus.jsonl receives the index's passages that were not
+        removed (slot order), report.jsonl one line per removal. None writes nothing.
+    top: passages removed per trusted text (the SparseCL paper removes 3); None = the library's
+        default (CleaningOptions.top).
+    threshold: instead of top (not with it), remove every candidate whose score is at least this.
+    alpha: the sparsity weight; None = the one the sparse encoder records (else 1.0).
+    candidates: stage-1 candidates per trusted text (K).
+    guard: SparseCL's identical-pair guard.
+    sparsity_scale: the magnitude gate tau (as Index.search's); None = the one the sparse
+        encoder records, else none.
+
+Returns:
+    list of dict, one per removed passage in order of discovery: id, trusted (the text that
+    removed it), trusted_index, rank among that text's hits, score, cosine, sparsity, alpha,
+    sparsity_scale.
+
+Raises:
+    ValueError for no trusted texts, top 0 without a threshold, an index without Es, an out
+    directory that exists and is not empty. The GIL is released while searching.)";
+
 }  // namespace
 
 void register_app(py::module_& m) {
@@ -183,6 +257,11 @@ network's pooled features of the corpus (None = none); the other settings are In
 Returns:
     dict(queries, encoder, scoring, templates=[dict(support, attack, p@r, hard@r, ...)], mean=dict(...),
     ablation={class: dict(documents, ris, rcs, di)}).)");
+  m.def("clean_corpus", &clean_corpus, py::arg("index"), py::arg("trusted"), py::kw_only(), py::arg("out") = py::none(),
+        py::arg("top") = py::none(), py::arg("threshold") = py::none(), py::arg("alpha") = py::none(),
+        py::arg("candidates") = kCleaningDefaults.candidates, py::arg("guard") = kCleaningDefaults.identical_guard,
+        py::arg("sparsity_scale") = py::none(),
+        kCleanCorpusDoc);
 }
 
 }  // namespace counterpoint::python

@@ -315,7 +315,8 @@ query's positives in the labelled corpus) P@R, Hard@R, Semi@R and Easy@R are sha
 nDCG@10 uses binary gains.
 
 Arguments:
-    run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]} (as evaluate takes).
+    run: {query_id: {doc_id: score}} or {query_id: [(doc_id, score), ...]} (as evaluate takes),
+        ranked by score with ties in trec_eval's order (by document id, descending).
     query_labels, document_labels: {id: (topic, stance)} or {id: {"topic_id": ..., "stance": ...}};
         a stance is "pro"/"support"/"supporting" or "con"/"attack"/"attacking"/"contest".
     per_query: return {query_id: metrics} instead of the means.

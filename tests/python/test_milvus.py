@@ -59,7 +59,13 @@ def tiny_index(tiny):
 
 
 def assert_same_hits(expected, got, score_tolerance=1e-5):
-    """Ids equal up to ties (scores within 1e-6 may swap), every score component within tolerance."""
+    """Ids equal up to ties (scores within 1e-6 may swap), every score component within tolerance;
+    the same SearchResults as Index.search's: depth, alpha, gate, scoring line and stance readings."""
+    assert type(got) is cp.SearchResults
+    assert (got.k, got.candidates, got.alpha, got.sparsity_scale, got.scoring) == \
+        (expected.k, expected.candidates, expected.alpha, expected.sparsity_scale, expected.scoring)
+    assert [r.describe() for r in got.stances] == [r.describe() for r in expected.stances]
+    assert got.scores.shape == expected.scores.shape
     assert len(expected) == len(got)
     for want, have in zip(expected, got):
         assert len(want) == len(have)
@@ -194,8 +200,10 @@ def test_the_module_entry_point_exports_a_saved_index_and_searches_it(tmp_path, 
     assert "exported 14 documents into 'docs' (14 in the index)" in run("export", *common, "--index",
                                                                          str(tmp_path / "index"))
     out = run("search", *common, "--scorer", "hoyer", "--alpha", "1", "-k", "2", "the cat sleeps")
-    expected = tiny_index.search(["the cat sleeps"], k=2, scorer="hoyer", alpha=1.0)[0]
-    assert "scorer hoyer, alpha 1 (given)" in out
+    expected = tiny_index.search(["the cat sleeps"], k=2, scorer="hoyer", alpha=1.0)
+    # The scoring line of `counterpoint search` and Index.search, not one of its own.
+    assert out.startswith(expected.scoring + "\n") and expected.scoring == "scorer sparsity (hoyer), alpha 1 (given)"
+    expected = expected[0]
     assert f"   1. {expected[0].id}  score {expected[0].score:.4f}" in out
     refused = subprocess.run([sys.executable, "-m", "counterpoint.milvus", "search", *common[:3], "elsewhere",
                               *common[4:], "x"], capture_output=True, text=True, timeout=300)
