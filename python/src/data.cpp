@@ -172,9 +172,8 @@ auto read_without_gil(py::handle path, Read read) {
   return read(file);
 }
 
-}  // namespace
-
-void register_data(py::module_& m) {
+// Documents, queries and data sets, and the readers that make them.
+void bind_data_types(py::module_& m) {
   py::class_<data::Document>(m, "Document", "A corpus document: id, title ('' when absent) and text.")
       .def_readonly("id", &data::Document::id)
       .def_readonly("title", &data::Document::title)
@@ -251,6 +250,10 @@ Raises FileNotFoundError, or CorruptFileError naming the file and line.)");
       py::arg("path"),
       R"(Reads relevance judgements (BEIR TSV with header, 3-column or TREC 4-column) into
 {query_id: {doc_id: grade}}. Raises FileNotFoundError / CorruptFileError.)");
+}
+
+// Metrics of a run: relevance (evaluate) and stance (evaluate_stance).
+void bind_evaluation(py::module_& m) {
   m.def(
       "evaluate",
       [](py::handle run, py::handle qrels, const std::vector<std::string>& metrics, bool exclude_self,
@@ -328,6 +331,10 @@ Returns:
 Raises:
     ValueError for a ranked document without a label or an unknown stance; TypeError for labels
     of the wrong shape.)");
+}
+
+// The alpha search SparseCL tunes on dev.
+void bind_alpha_search(py::module_& m) {
   m.def(
       "tune_alpha",
       [](py::function objective, const std::string& method, double lo, double hi, int bins, double min_width,
@@ -387,6 +394,14 @@ Returns:
 Raises:
     ValueError for invalid settings or a non-finite objective value; an exception raised by
     the objective propagates unchanged.)");
+}
+
+}  // namespace
+
+void register_data(py::module_& m) {
+  bind_data_types(m);
+  bind_evaluation(m);
+  bind_alpha_search(m);
 }
 
 }  // namespace counterpoint::python

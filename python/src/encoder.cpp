@@ -38,15 +38,9 @@ EncodeCall encode_call(py::ssize_t batch_size, bool query, const std::optional<s
   return call;
 }
 
-}  // namespace
-
-void register_encoder(py::module_& m) {
-  py::class_<Encoder, std::shared_ptr<Encoder>>(m, "Encoder", R"(A text encoder loaded from a model directory.
-
-A model directory holds manifest.json (architecture, widths, pooling, prefixes, licence and a
-SHA-256 for every file), the tokenizer file(s) and the TorchScript network. Load one with
-Encoder.load(model_dir).)")
-      .def_static(
+// Encoder.load: a model by name or folder, checked file by file.
+void bind_encoder_load(py::class_<Encoder, std::shared_ptr<Encoder>>& encoder) {
+  encoder.def_static(
           "load",
           [](py::handle model_dir, int threads, bool int8) {
             const std::string model = path_argument(model_dir, "model_dir", kModelExpected);
@@ -70,8 +64,12 @@ Arguments:
 
 Raises:
     FileNotFoundError for a missing directory or file, CorruptFileError for a bad manifest or a
-    checksum mismatch, ValueError for threads < 0.)")
-      .def(
+    checksum mismatch, ValueError for threads < 0.)");
+}
+
+// Encoder.encode, sentence-transformers style.
+void bind_encode(py::class_<Encoder, std::shared_ptr<Encoder>>& encoder) {
+  encoder.def(
           "encode",
           [](const Encoder& encoder, py::object texts, py::ssize_t batch_size, py::object progress,
              bool query, py::object prefix, py::object show_progress_bar, bool normalize_embeddings,
@@ -120,8 +118,12 @@ Arguments:
 Returns:
     float32 array (len(texts), dim), or (dim,) for one str.
 
-The GIL is released while the network runs, so other Python threads keep running.)")
-      .def("shares_network_with", &Encoder::shares_network_with, py::arg("other"),
+The GIL is released while the network runs, so other Python threads keep running.)");
+}
+
+// One pass for E and Es, queries and documents by their prefixes, and similarity.
+void bind_encode_variants(py::class_<Encoder, std::shared_ptr<Encoder>>& encoder) {
+  encoder.def("shares_network_with", &Encoder::shares_network_with, py::arg("other"),
            "Whether `other` runs this encoder's network (same network file, tokenizer, pooling, length and "
            "prefixes), differing at most in its head: then encode_both makes one forward pass for both.")
       .def(
@@ -164,8 +166,12 @@ Returns:
           py::arg("texts"), py::arg("batch_size") = EncodeOptions{}.batch_size, py::arg("progress") = false,
           py::arg("query") = false, py::arg("prefix") = py::none(),
           R"(Per-token embeddings of `texts`: a list with one float32 array (tokens_i, token_dim)
-per text, L2-normalised rows, padding removed. Arguments as for encode().)")
-      .def(
+per text, L2-normalised rows, padding removed. Arguments as for encode().)");
+}
+
+// What an encoder is: widths, folder, identity and settings.
+void bind_encoder_identity(py::class_<Encoder, std::shared_ptr<Encoder>>& encoder) {
+  encoder.def(
           "tokenize",
           [](const Encoder& encoder, py::object texts, py::ssize_t max_length) {
             if (max_length < 0) throw py::value_error("max_length must be >= 0, got " + std::to_string(max_length));
@@ -217,6 +223,20 @@ Raises ValueError for invalid UTF-8 or max_length < 0.)")
         return "Encoder(name='" + encoder.manifest().name + "', dim=" + std::to_string(encoder.dim()) +
                ", directory='" + encoder.directory() + "')";
       });
+}
+
+}  // namespace
+
+void register_encoder(py::module_& m) {
+  py::class_<Encoder, std::shared_ptr<Encoder>> encoder(m, "Encoder", R"(A text encoder loaded from a model directory.
+
+A model directory holds manifest.json (architecture, widths, pooling, prefixes, licence and a
+SHA-256 for every file), the tokenizer file(s) and the TorchScript network. Load one with
+Encoder.load(model_dir).)");
+  bind_encoder_load(encoder);
+  bind_encode(encoder);
+  bind_encode_variants(encoder);
+  bind_encoder_identity(encoder);
 
   // Model discovery for counterpoint.models (search_path, user_cache, installed).
   m.def("_model_search_path", [] {

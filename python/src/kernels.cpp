@@ -63,7 +63,6 @@ Returns:
 Raises:
     TypeError for a non-numeric dtype, ValueError for a wrong shape, a width mismatch or NaN/Inf.)";
 
-
 // Stage 2 of SparseCL over candidates fetched elsewhere (e.g. from a vector database): the
 // library's final score, stage1 + alpha * sparsity(Es(q) - Es(c)), with float16 rows read as half.
 py::tuple final_scores_of(py::handle stage1_object, py::handle query_object, py::handle candidates_object,
@@ -94,9 +93,8 @@ py::tuple final_scores_of(py::handle stage1_object, py::handle query_object, py:
   return py::make_tuple(scores, sparsity);
 }
 
-}  // namespace
-
-void register_kernels(py::module_& m) {
+// Scores of pooled rows: stage 2 over outside candidates, cosine and the sparsity functions.
+void bind_pooled_kernels(py::module_& m) {
   m.def(
       "final_scores", &final_scores_of, py::arg("stage1"), py::arg("sparse_query"), py::arg("sparse_candidates"),
       py::kw_only(), py::arg("alpha"), py::arg("sparsity") = "hoyer", py::arg("guard") = true,
@@ -152,7 +150,10 @@ Raises:
       [](py::handle q, py::handle c, bool guard) { return pooled_scores(q, c, true, Sparsity::kKappa4, guard); },
       py::arg("q"), py::arg("C"), py::kw_only(), py::arg("guard") = false,
       (std::string("kappa4 sparsity of q - C[j]: |x|_4^4 / |x|_2^4, higher = sparser.") + kSparsityDoc).c_str());
+}
 
+// Scores over token embeddings and their cosine maps.
+void bind_token_kernels(py::module_& m) {
   m.def(
       "token_map",
       [](py::handle qt, py::handle ct) { return to_numpy(token_map_of(qt, ct)); },
@@ -206,7 +207,7 @@ Returns:
         options.tau = float(tau);
         return scoring::map_alignment(as_view(array), options);
       },
-      py::arg("M"), py::arg("lam") = 0.1, py::arg("tau") = 0.1,
+      py::arg("M"), py::arg("lam") = scoring::AlignmentOptions{}.lambda, py::arg("tau") = scoring::AlignmentOptions{}.tau,
       R"(F2 (alignment-biased) score of a token cosine map M (tq, tc):
 A = softmax_j((M[i, j] - lam * |i - j|) / tau) per row, score = mean_i sum_j A[i, j] * M[i, j].
 
@@ -217,6 +218,13 @@ Arguments:
 
 Returns:
     float.)");
+}
+
+}  // namespace
+
+void register_kernels(py::module_& m) {
+  bind_pooled_kernels(m);
+  bind_token_kernels(m);
 }
 
 }  // namespace counterpoint::python

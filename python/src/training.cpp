@@ -396,9 +396,8 @@ std::vector<std::string> edit_names(const std::vector<text::EditKind>& kinds) {
   return names;
 }
 
-}  // namespace
-
-void register_training(py::module_& m) {
+// Triple, LabeledPair and the polarity-reversing edits of text::Inverter.
+void bind_training_types(py::module_& m) {
   py::class_<Triple>(m, "Triple", "A training example: anchor, positive, hard negatives and a batching group.")
       .def(py::init([](std::string anchor, std::string positive, std::vector<std::string> negatives, std::string group) {
              return Triple{std::move(anchor), std::move(positive), std::move(negatives), std::move(group)};
@@ -467,6 +466,10 @@ void register_training(py::module_& m) {
             return inverter.invert(list);
           },
           py::arg("texts"), "invert() of each text, in order.");
+}
+
+// The builders of training triples and pairs from data sets.
+void bind_training_data(py::module_& m) {
   m.def("edit_kinds", [] { return edit_names(text::all_edit_kinds()); }, "Every edit kind name, in declaration order.");
   m.def("stance_edit_kinds", [] { return edit_names(text::stance_edit_kinds()); }, "The default edit order, which inverts a claim's stance.");
   m.def("near_miss_edit_kinds", [] { return edit_names(text::near_miss_edit_kinds()); }, "The edit order for near-miss negatives (verifier training).");
@@ -518,7 +521,10 @@ void register_training(py::module_& m) {
       py::arg("min_overlap") = kNearMissDefaults.min_overlap,
       "Evaluation pairs: directed entailments (paraphrases) and contradictions with word overlap >= min_overlap "
       "(near-misses).");
+}
 
+// The encoder trainers: train_sparsecl and train_contrastive (one signature), and their defaults.
+void bind_trainers(py::module_& m) {
   def_encoder_trainer(m, "train_sparsecl", training::LossKind::kSparseCL,
                       "Fine-tunes an encoder with the SparseCL loss (InfoNCE over the sparsity of embedding\n"
                       "differences) so that contradicting texts differ in few coordinates; the result is an Es\n"
@@ -531,6 +537,47 @@ void register_training(py::module_& m) {
         "The C++ training defaults by struct and field (TrainConfig, VerifierTrainConfig, VerifierShape, "
         "TripleSource, NearMissSource), which every training function's defaults are read from.");
 
+}
+
+const char* const kTrainVerifierDoc = R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored
+against every in-batch positive and its own negatives (InfoNCE over the scores / temperature).
+
+Arguments:
+    encoder: the Encoder whose token vectors make the maps (never changed itself), or a model
+        directory or installed model's name, loaded as Encoder.load does with `threads`.
+    triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss (or
+        tuples, dicts or a DataFrame, as train_sparsecl takes them).
+    output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
+    architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
+    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128;
+        the default is enough for sentence-length texts).
+    width: F3 first-conv channels (reference 128) / F4 embedding size.
+    patch, feed_forward: F4 sizes.
+    dropout: in [0, 1). epochs, batch_size: >= 1 (the default lowered to the triples' distinct
+        groups when fewer, with a UserWarning). learning_rate, weight_decay, warmup_ratio: AdamW.
+    seed: initialisation and data order. threads: libtorch threads, 0 = all cores.
+    max_steps: stop after this many steps, 0 = all epochs.
+    dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
+        weights written. patience: stop after this many epochs without a better AUC (0 = never).
+    encoder_learning_rate: > 0 trains a copy of the encoder end to end with the verifier at this
+        rate (reference about 1.5e-5), written to output_dir/encoder: load it with Encoder.load
+        and build the index with it, since the verifier then expects its token maps. 0 = frozen.
+    checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
+    resume: continue from a checkpoint found in output_dir (same triples and settings, else
+        ValueError); False starts afresh.
+    progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
+    Every path argument takes a str, bytes or an os.PathLike.
+
+Returns:
+    dict with steps, resumed_from, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
+    best_dev_score, stopped_early, output_dir and encoder_dir (None unless end to end).
+
+Raises:
+    ValueError for bad sizes or settings (checked before a named encoder is loaded),
+    FileNotFoundError for a missing model, KeyboardInterrupt when cancelled. The GIL is released.)";
+
+// train_verifier: a map verifier over an encoder's token maps.
+void bind_verifier_trainer(py::module_& m) {
   m.def(
       "train_verifier",
       [](py::object encoder, py::handle triple_rows, py::handle output_dir,
@@ -576,43 +623,11 @@ void register_training(py::module_& m) {
       py::arg("encoder_learning_rate") = kVerifierDefaults.encoder_learning_rate,
       py::arg("checkpoint_every") = kVerifierDefaults.checkpoint_every, py::arg("resume") = kVerifierDefaults.resume,
       py::arg("progress") = false,
-      R"(Trains a map verifier over token-token cosine maps of an encoder: each anchor is scored
-against every in-batch positive and its own negatives (InfoNCE over the scores / temperature).
+      kTrainVerifierDoc);
+}
 
-Arguments:
-    encoder: the Encoder whose token vectors make the maps (never changed itself), or a model
-        directory or installed model's name, loaded as Encoder.load does with `threads`.
-    triples: list of Triple, e.g. sick_near_miss_triples(...): anchor, paraphrase, near-miss (or
-        tuples, dicts or a DataFrame, as train_sparsecl takes them).
-    output_dir: receives verifier.json and weights.pt; MapVerifier.load reads it.
-    architecture: "cnn" (F3) or "transformer" (F4, 1-head pre-LN layer over patch x patch patches).
-    map_size: maps are zero-padded or cropped to map_size x map_size (4..1024; reference 128;
-        the default is enough for sentence-length texts).
-    width: F3 first-conv channels (reference 128) / F4 embedding size.
-    patch, feed_forward: F4 sizes.
-    dropout: in [0, 1). epochs, batch_size: >= 1 (the default lowered to the triples' distinct
-        groups when fewer, with a UserWarning). learning_rate, weight_decay, warmup_ratio: AdamW.
-    seed: initialisation and data order. threads: libtorch threads, 0 = all cores.
-    max_steps: stop after this many steps, 0 = all epochs.
-    dev_pairs: list of LabeledPair; when given, the near-miss ROC-AUC after every epoch picks the
-        weights written. patience: stop after this many epochs without a better AUC (0 = never).
-    encoder_learning_rate: > 0 trains a copy of the encoder end to end with the verifier at this
-        rate (reference about 1.5e-5), written to output_dir/encoder: load it with Encoder.load
-        and build the index with it, since the verifier then expects its token maps. 0 = frozen.
-    checkpoint_every: write output_dir/checkpoint every this many steps and on cancelling (0 = never).
-    resume: continue from a checkpoint found in output_dir (same triples and settings, else
-        ValueError); False starts afresh.
-    progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
-    Every path argument takes a str, bytes or an os.PathLike.
-
-Returns:
-    dict with steps, resumed_from, final_loss, loss_curve, examples_per_second, dev_scores (AUC per epoch),
-    best_dev_score, stopped_early, output_dir and encoder_dir (None unless end to end).
-
-Raises:
-    ValueError for bad sizes or settings (checked before a named encoder is loaded),
-    FileNotFoundError for a missing model, KeyboardInterrupt when cancelled. The GIL is released.)");
-
+// MapVerifier, the scorer train_verifier writes, as Index.search(scorer="verifier") uses it.
+void bind_map_verifier(py::module_& m) {
   py::class_<scoring::MapVerifier, std::shared_ptr<scoring::MapVerifier>>(
       m, "MapVerifier", "A learned scorer of token-token cosine maps (F3/F4 or a TorchScript module).")
       .def_static(
@@ -643,6 +658,16 @@ Raises:
           },
           py::arg("maps"),
           "One score per map (a list of 2-D float arrays from token_map), higher = the candidate is accepted.");
+}
+
+}  // namespace
+
+void register_training(py::module_& m) {
+  bind_training_types(m);
+  bind_training_data(m);
+  bind_trainers(m);
+  bind_verifier_trainer(m);
+  bind_map_verifier(m);
 }
 
 }  // namespace counterpoint::python
