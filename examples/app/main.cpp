@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   }
   try {
     auto encoder = counterpoint::Encoder::load(argv[1]);
+    std::cout << "model " << encoder->manifest().name << " from " << encoder->directory() << "\n";
     const auto embeddings = encoder->encode({"The cat sleeps on the mat.", "A cat is sleeping on the mat.",
                                              "Stock markets fell sharply today."});
     std::vector<float> scores(embeddings.rows());

@@ -39,17 +39,17 @@ std::vector<data::Query> judged_queries(const data::BeirDataset& dataset, const 
 std::size_t candidates_for(std::size_t candidates, std::size_t k, const std::string& hits) {
   if (candidates == kEvaluationCandidates) return retrieval::default_candidates(k, candidates);
   if (candidates < k) {
-    throw InvalidArgument("--candidates " + std::to_string(candidates) + " is below the " + std::to_string(k) + " " +
-                          hits + "; raise --candidates to " + std::to_string(k) + " or more");
+    throw InvalidArgument("candidates " + std::to_string(candidates) + " is below the " + std::to_string(k) + " " +
+                          hits + "; raise candidates to " + std::to_string(k) + " or more");
   }
   return candidates;
 }
 
 void validate(const BeirRunOptions& options) {
-  if (options.dataset.empty()) throw InvalidArgument("--dataset is required");
+  if (options.dataset.empty()) throw InvalidArgument("dataset is required");
   data::require_beir_folder(options.dataset);
-  require_file(options.qrels, "--qrels");
-  if (options.metrics.empty()) throw InvalidArgument("--metrics: give at least one metric, e.g. ndcg@10");
+  require_file(options.qrels, "qrels");
+  if (options.metrics.empty()) throw InvalidArgument("metrics: give at least one metric, e.g. ndcg@10");
   for (const auto& m : options.metrics) eval::parse_metric(m);
   const auto& search = options.search;
   retrieval::validate_settings(search);
@@ -59,33 +59,33 @@ void validate(const BeirRunOptions& options) {
   inputs.verifier = options.verifier.empty() ? Presence::kAbsent : Presence::kGiven;
   require_scorer_inputs(search, inputs);
   if (options.tune_alpha && search.scorer != retrieval::Scorer::kSparsity) {
-    throw InvalidArgument("--tune-alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
+    throw InvalidArgument("tune_alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
   }
   if (options.tune_alpha && search.alpha) {
-    throw InvalidArgument("--tune-alpha chooses alpha on the qrels, and --alpha gives one: keep one of them");
+    throw InvalidArgument("tune_alpha chooses alpha on the qrels, and alpha gives one: keep one of them");
   }
-  // run builds a flat index unless --index-cache already holds one (`index build --kind ...`): the
+  // run builds a flat index unless index_cache already holds one (`index build --kind ...`): the
   // parameters of the approximate kinds can only apply to such a cache, checked once it loads.
   const index::SearchParams& dense = search.dense_params;
   if ((dense.ef_search > 0 || dense.nprobe > 0) &&
       (options.index_cache.empty() || !path_exists(join_path(options.index_cache, "header.json")))) {
-    throw InvalidArgument(std::string(dense.ef_search > 0 ? "--ef-search" : "--nprobe") +
-                          " applies to an hnsw or ivf index, and run builds a flat one: give --index-cache an index "
+    throw InvalidArgument(std::string(dense.ef_search > 0 ? "ef_search" : "nprobe") +
+                          " applies to an hnsw or ivf index, and run builds a flat one: give index_cache an index "
                           "built by `index build --kind hnsw|ivf` from this corpus");
   }
-  if (options.k && *options.k == 0) throw InvalidArgument("-k must be >= 1");
+  if (options.k && *options.k == 0) throw InvalidArgument("k must be >= 1");
   if (options.k) candidates_for(search.candidates, *options.k);
   if (!options.out.empty()) {
-    require_safe_output(options.out, "--out",
-                        {{"--dataset", options.dataset}, {"--qrels", options.qrels}, {"--index-cache", options.index_cache},
-                         {"--model", options.model}, {"--sparse-model", options.sparse_model},
-                         {"--verifier", options.verifier}});
+    require_safe_output(options.out, "out",
+                        {{"dataset", options.dataset}, {"qrels", options.qrels}, {"index_cache", options.index_cache},
+                         {"model", options.model}, {"sparse_model", options.sparse_model},
+                         {"verifier", options.verifier}});
   }
   // Names resolve without loading anything: a typo fails here, not after the corpus is read.
   resolve_model(options.model);
   if (!options.sparse_model.empty()) resolve_model(options.sparse_model);
   if (!options.verifier.empty() && !path_exists(options.verifier)) {
-    throw FileNotFound("--verifier not found: " + options.verifier);
+    throw FileNotFound("verifier not found: " + options.verifier);
   }
 }
 
@@ -107,8 +107,8 @@ BeirRunReport run_beir(const BeirRunOptions& options, const ProgressCallback& pr
   } else if (*options.k < depth) {
     std::string names;
     for (const auto& m : options.metrics) names += (names.empty() ? "" : ",") + m;
-    throw InvalidArgument("-k " + std::to_string(*options.k) + " is below the " + std::to_string(depth) +
-                          " hits per query that --metrics " + names + " need; raise -k or drop the deeper metrics");
+    throw InvalidArgument("k " + std::to_string(*options.k) + " is below the " + std::to_string(depth) +
+                          " hits per query that metrics " + names + " need; raise k or drop the deeper metrics");
   } else {
     search.k = *options.k;
   }

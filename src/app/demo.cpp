@@ -27,11 +27,11 @@ bool DemoReport::is_contradiction(const std::string& query_id, const std::string
 }
 
 DemoReport run_demo(const DemoOptions& options) {
-  if (options.k == 0) throw InvalidArgument("-k must be >= 1");
+  if (options.k == 0) throw InvalidArgument("k must be >= 1");
   if (!path_exists(join_path(options.corpus, "corpus.jsonl"))) {
-    throw FileNotFound("--corpus " + options.corpus + ": corpus.jsonl not found");
+    throw FileNotFound("corpus " + options.corpus + ": corpus.jsonl not found");
   }
-  if (!options.qrels.empty() && !path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
+  if (!options.qrels.empty() && !path_exists(options.qrels)) throw FileNotFound("qrels not found: " + options.qrels);
   // A given alpha or scale out of range is reported before any model loads.
   retrieval::choose_alpha(options.alpha, nullptr);
   retrieval::choose_sparsity_scale(options.sparsity_scale, nullptr);
@@ -39,7 +39,7 @@ DemoReport run_demo(const DemoOptions& options) {
       options.qrels.empty() ? data::qrels_path(options.corpus, "contradictions") : options.qrels;
   data::Qrels qrels = path_exists(qrels_file) ? data::load_qrels(qrels_file) : data::Qrels{};
   if (!options.qrels.empty() && qrels.empty()) {
-    throw InvalidArgument("--qrels " + options.qrels + " judges no query: the demo counts contradictions ranked first "
+    throw InvalidArgument("qrels " + options.qrels + " judges no query: the demo counts contradictions ranked first "
                           "against its judgements");
   }
   const std::string model_dir = model_path(options.model, options.models);

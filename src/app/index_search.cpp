@@ -25,7 +25,7 @@ std::string recorded_model(const std::string& identity, const std::string& role,
   if (!plain) {
     throw CorruptFile("index " + index + " records its " + role + " as '" + identity +
                       "', which is not the name of a model (an index names an installed model, never a path); "
-                      "pass the model to search with (--model / --sparse-model)");
+                      "pass the model to search with (model / sparse_model)");
   }
   if (name == "external") {
     throw InvalidArgument("index " + index + " was built from embeddings made outside counterpoint (its " + role +
@@ -39,7 +39,7 @@ std::string recorded_model(const std::string& identity, const std::string& role,
   if (dir == name) {
     throw InvalidArgument("index " + index + " records its " + role + " as " + name + ", and ./" + name +
                           " in the working directory is a model folder, which an index's record never selects: "
-                          "pass it explicitly (--model / --sparse-model), or search from another directory");
+                          "pass it explicitly (model / sparse_model), or search from another directory");
   }
   return dir;
 }

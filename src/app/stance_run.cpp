@@ -81,7 +81,7 @@ class CachedCosine {
 StanceTemplates parse_stance_templates(const std::string& name) {
   if (name == "held-out") return StanceTemplates::kHeldOut;
   if (name == "training") return StanceTemplates::kTraining;
-  throw InvalidArgument("--templates must be held-out or training, got '" + name + "'");
+  throw InvalidArgument("templates must be held-out or training, got '" + name + "'");
 }
 
 std::string to_string(StanceTemplates templates) {
@@ -91,10 +91,10 @@ std::string to_string(StanceTemplates templates) {
 void validate(const StanceRunOptions& options) {
   data::require_beir_folder(options.dataset);
   if (!path_exists(join_path(options.dataset, "metadata.jsonl"))) {
-    throw FileNotFound("--dataset " + options.dataset + ": metadata.jsonl not found");
+    throw FileNotFound("dataset " + options.dataset + ": metadata.jsonl not found");
   }
-  if (!path_exists(options.qrels)) throw FileNotFound("--qrels not found: " + options.qrels);
-  if (options.search.candidates == 0) throw InvalidArgument("--candidates must be >= 1");
+  if (!path_exists(options.qrels)) throw FileNotFound("qrels not found: " + options.qrels);
+  if (options.search.candidates == 0) throw InvalidArgument("candidates must be >= 1");
   retrieval::validate_settings(options.search);
   const bool sparsity = options.search.scorer == retrieval::Scorer::kSparsity;
   if (options.search.scorer != retrieval::Scorer::kCosine && !sparsity) {

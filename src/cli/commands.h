@@ -31,10 +31,14 @@ void add_near_miss_command(CLI::App& app);
 void add_stance_command(CLI::App& app);
 void add_clean_command(CLI::App& app);
 void add_invert_command(CLI::App& app);
-// An InvalidArgument message with the settings it names ("TrainConfig.learning_rate",
-// "SearchParams::ef_search", "trained_weights head", ...) replaced by the flags that set them
-// ("--lr", "--ef-search", "--head-only"). Not for a damaged file's message, whose fields are the file's.
-std::string in_user_terms(const std::string& message);
+// A library message with the fields it names ("TrainConfig.learning_rate", "SearchParams::ef_search",
+// "tune_alpha", "qrels not found: ...", "trained_weights head", ...) replaced by the flags that set
+// them ("--lr", "--ef-search", "--tune-alpha", "--qrels not found: ...", "--head-only"); user_terms.cpp
+// says where a name counts as a field. kSettings: a refusal of a setting (InvalidArgument). kFile: a
+// missing or damaged file's message (FileNotFound, CorruptFile), which also quotes the file's own
+// names and paths: only the workflows' fixed frames ("qrels not found: P") are read there.
+enum class About { kSettings, kFile };
+std::string in_user_terms(const std::string& message, About about = About::kSettings);
 // "kind,kind,..." (names of text::EditKind) -> the kinds in that order; InvalidArgument for an
 // unknown name or an empty list.
 std::vector<text::EditKind> parse_edit_list(const std::string& list);

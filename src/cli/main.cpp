@@ -179,11 +179,16 @@ int main(int argc, char** argv) {
     }
     return app.exit(e);
   } catch (const FileNotFound& e) {
-    std::cerr << "counterpoint: " << e.what() << "\n";
+    // The path of a flag ("--qrels not found: P"); the path itself keeps its spelling.
+    std::cerr << "counterpoint: " << cli::in_user_terms(e.what(), cli::About::kFile) << "\n";
     return 2;
   } catch (const InvalidArgument& e) {
-    // A setting the user gave; a damaged file's message (CorruptFile) keeps the file's own terms.
+    // A setting the user gave.
     std::cerr << "counterpoint: " << cli::in_user_terms(e.what()) << "\n";
+    return 1;
+  } catch (const CorruptFile& e) {
+    // A damaged file's message keeps the file's own terms; a workflow's advice names its flags.
+    std::cerr << "counterpoint: " << cli::in_user_terms(e.what(), cli::About::kFile) << "\n";
     return 1;
   } catch (const Error& e) {
     std::cerr << "counterpoint: " << e.what() << "\n";

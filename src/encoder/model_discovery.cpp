@@ -1,6 +1,8 @@
 #include "counterpoint/encoder/model_discovery.h"
 
 #include <algorithm>
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -29,6 +31,18 @@ std::string installed_name(std::string name) {
 
 bool is_model_dir(const std::string& dir) { return path_exists(join_path(dir, "manifest.json")); }
 
+// The models an installed package carries: share/counterpoint/models under the prefix of the file
+// holding this code (libcounterpoint.so in <prefix>/lib), so a package moved to another prefix, or
+// used without the checkout it was built from, still finds them. "" when the file is unknown.
+std::string package_models_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&package_models_directory), &info) == 0 || !info.dli_fname) return "";
+  std::error_code error;
+  const std::filesystem::path library = std::filesystem::canonical(info.dli_fname, error);
+  if (error) return "";
+  return (library.parent_path() / COUNTERPOINT_PACKAGE_MODELS_FROM_LIB).lexically_normal().string();
+}
+
 }  // namespace
 
 std::string user_models_directory() {
@@ -56,6 +70,7 @@ std::vector<ModelFolder> model_search_path(const std::string& fallback_models_di
   const char* env = std::getenv("COUNTERPOINT_MODELS");
   if (env) add(env, "$COUNTERPOINT_MODELS");
   add(fallback_models_dir, "given");
+  add(package_models_directory(), "package's models");
   add(COUNTERPOINT_INSTALLED_MODELS_DIR, "set-up's models");
   try {
     add(user_models_directory(), "per-user cache");

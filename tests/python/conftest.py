@@ -16,3 +16,12 @@ TINY_MODEL = REPO / "tests" / "fixtures" / "training" / "tiny-model"
 def encoder():
     """BERT_TINY on one thread, so that scores do not depend on the machine's cores."""
     return cp.Encoder.load(str(BERT_TINY), threads=1)
+
+
+@pytest.fixture
+def unloadable(tmp_path):
+    """A model whose manifest cannot be read: a refusal that comes instead was made before any load."""
+    model = tmp_path / "unloadable"
+    model.mkdir()
+    (model / "manifest.json").write_text("{ not json")
+    return str(model)

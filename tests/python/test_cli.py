@@ -334,9 +334,11 @@ def test_run_retrieves_as_deep_as_its_deepest_metric(tmp_path):
 
 def test_run_refuses_a_k_below_a_metric_cut_off(tmp_path):
     refused = example_run(tmp_path, "-k", 10, "--metrics", "recall@50", check=False)
-    assert refused.returncode == 1 and "-k 10 is below the 50 hits per query" in refused.stderr
+    assert refused.returncode == 1 and ("-k 10 is below the 50 hits per query that --metrics recall@50 need; raise -k "
+                                        "or drop the deeper metrics") in refused.stderr, refused.stderr
     few = example_run(tmp_path, "--candidates", 20, "--metrics", "recall@50", check=False)
-    assert few.returncode == 1 and "--candidates 20 is below the 50 hits" in few.stderr
+    assert few.returncode == 1 and ("--candidates 20 is below the 50 hits per query this run keeps; raise --candidates "
+                                    "to 50 or more") in few.stderr, few.stderr
 
 
 def test_run_k_10_serves_ndcg_at_10_with_the_query_itself_left_out(tmp_path):
@@ -466,6 +468,12 @@ def test_the_installed_cli_starts_from_its_prefix_without_library_paths(tmp_path
                              cwd=tmp_path, env=env, timeout=60)
     assert version.returncode == 0 and version.stdout.startswith("counterpoint "), version.stderr
     assert (prefix / "share" / "counterpoint" / "examples" / "corpus" / "corpus.jsonl").exists()
+    # The package carries set-up's models and finds them beside itself, before the checkout's.
+    listed = subprocess.run([str(prefix / "bin" / "counterpoint"), "models", "list"], capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=60)
+    first_folder = listed.stdout.splitlines()[0]
+    assert first_folder == f"{prefix / 'share' / 'counterpoint' / 'models'} (package's models)", listed.stdout
+    assert "sparse-default" in listed.stdout.split("(set-up's models)")[0]
 
 
 def test_models_verify_takes_an_installed_models_name():
@@ -715,7 +723,8 @@ def test_options_that_would_be_ignored_are_refused():
     assert unread.returncode != 0 and "--sparse-model is read by the sparsity scorers" in unread.stderr, unread.stderr
     both = run(*base, "--sparse-model", "sparse-default", "--scorer", "hoyer", "--alpha", "2", "--tune-alpha",
                "interval", check=False)
-    assert both.returncode != 0 and "--alpha gives one: keep one of them" in both.stderr, both.stderr
+    assert both.returncode != 0 and ("--tune-alpha chooses alpha on the qrels, and --alpha gives one: keep one of "
+                                     "them") in both.stderr, both.stderr
     # Settings of the sparsity term under the default cosine scorer, refused before the index opens.
     for flag, value in [("--alpha", "2"), ("--sparsity-scale", "0.3"), ("--stance", "support")]:
         ignored = run("search", "--index", "unused", "--query", "x", flag, value, check=False)
@@ -726,4 +735,4 @@ def test_the_demo_refuses_qrels_without_judgements_before_loading_a_model(tmp_pa
     empty = tmp_path / "empty.tsv"
     empty.write_text("query-id\tcorpus-id\tscore\n")
     result = run("demo", "--qrels", empty, "--sparse-model", tmp_path / "no-such-model", check=False)
-    assert result.returncode == 1 and "judges no query" in result.stderr, result.stderr
+    assert result.returncode == 1 and f"--qrels {empty} judges no query" in result.stderr, result.stderr

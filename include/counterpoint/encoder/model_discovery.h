@@ -2,8 +2,10 @@
 // Like sentence-transformers' and the Hugging Face hub's caches, a name is looked up in every
 // models folder in turn, the first holding it winning:
 //   1. $COUNTERPOINT_MODELS, when set (one folder);
-//   2. the folder set-up installed the default models into, recorded at build time;
-//   3. the per-user cache that `counterpoint models install` fills:
+//   2. an installed package's own models: <prefix>/share/counterpoint/models beside the library's
+//      <prefix>/lib (cmake --install copies set-up's models there), found from the library's file;
+//   3. the folder set-up installed the default models into, recorded at build time (the checkout's);
+//   4. the per-user cache that `counterpoint models install` fills:
 //      $XDG_CACHE_HOME/counterpoint/models, by default ~/.cache/counterpoint/models.
 // A directory holding a manifest.json is taken as it is before any of them. Names are compared
 // case-insensitively, and the hub's spellings ("sentence-transformers/all-MiniLM-L6-v2") name the
@@ -18,7 +20,7 @@ namespace counterpoint {
 // One place names are looked up in, and why it is on the list.
 struct ModelFolder {
   std::string path;
-  std::string role;  // "$COUNTERPOINT_MODELS", "set-up's models", "per-user cache", "given"
+  std::string role;  // "$COUNTERPOINT_MODELS", "package's models", "set-up's models", "per-user cache", "given"
 };
 
 // The folders of the search order above, whether or not they exist, each once; a non-empty

@@ -60,11 +60,12 @@ TEST(BeirRun, AnUnknownMetricFailsBeforeAnyModelIsLoaded) {
 TEST(BeirRun, TuningWithoutASparsityScorerAndTooFewCandidatesFailFirst) {
   auto o = run_options();
   o.tune_alpha = eval::AlphaSearch::Kind::kInterval;
-  EXPECT_NE(message_of([&] { run_beir(o); }).find("--tune-alpha"), std::string::npos);
+  // In the option's own name, which is also the Python keyword; the CLI says --tune-alpha.
+  EXPECT_EQ(message_of([&] { run_beir(o); }), "tune_alpha needs a sparsity scorer (hoyer, l2l1 or kappa4)");
   o = run_options();
   o.k = 50;
   o.search.candidates = 20;
-  EXPECT_NE(message_of([&] { run_beir(o); }).find("--candidates 20"), std::string::npos);
+  EXPECT_NE(message_of([&] { run_beir(o); }).find("candidates 20 is below"), std::string::npos);
 }
 
 // Stage 1 fetches every hit a run keeps: candidates left at their default follow a deeper k (given,
@@ -78,7 +79,7 @@ TEST(BeirRun, DefaultCandidatesFollowADeeperRunAndSetOnesBelowItAreRefused) {
   EXPECT_THROW(run_beir(o), CorruptFile);
   o.search.candidates = 1500;
   EXPECT_EQ(message_of([&] { run_beir(o); }),
-            "--candidates 1500 is below the 2000 hits per query this run keeps; raise --candidates to 2000 or more");
+            "candidates 1500 is below the 2000 hits per query this run keeps; raise candidates to 2000 or more");
 }
 
 // `run --dataset corpus/corpus.jsonl` used to report corpus/corpus.jsonl/corpus.jsonl missing.
@@ -94,6 +95,38 @@ TEST(BeirRun, AnOutputIntoAMissingFolderFailsFirst) {
   auto o = run_options();
   o.out = "/nonexistent-folder-of-counterpoint/run.trec";
   EXPECT_THROW(run_beir(o), FileNotFound);
+}
+
+// The workflows serve the CLI and Python alike: a refusal names the option's field, which is the
+// Python keyword (tune_alpha, index_cache, k), never a flag; the CLI alone says --tune-alpha, -k.
+TEST(BeirRun, RefusalsNameTheOptionsFieldNeverAFlag) {
+  auto o = run_options();
+  o.dataset.clear();
+  EXPECT_EQ(message_of([&] { run_beir(o); }), "dataset is required");
+  o = run_options();
+  o.qrels = kData + "/qrels/missing.tsv";
+  EXPECT_EQ(message_of<FileNotFound>([&] { run_beir(o); }), "qrels not found: " + o.qrels);
+  o = run_options();
+  o.out = o.qrels;
+  EXPECT_EQ(message_of([&] { run_beir(o); }), "out " + o.qrels + " is the input qrels " + o.qrels +
+                                                  "; writing it would destroy the input: choose another path");
+  o = run_options();
+  o.k = 5;
+  o.metrics = {"ndcg@10"};
+  EXPECT_EQ(message_of([&] { run_beir(o); }),
+            "k 5 is below the 10 hits per query that metrics ndcg@10 need; raise k or drop the deeper metrics");
+  o = run_options();
+  o.search.dense_params.nprobe = 4;
+  EXPECT_EQ(message_of([&] { run_beir(o); }),
+            "nprobe applies to an hnsw or ivf index, and run builds a flat one: give index_cache an index built by "
+            "`index build --kind hnsw|ivf` from this corpus");
+  o = run_options();
+  o.search.scorer = retrieval::Scorer::kSparsity;
+  o.sparse_model = kTinyModel;
+  o.search.alpha = 1.0f;
+  o.tune_alpha = eval::AlphaSearch::Kind::kGrid;
+  EXPECT_EQ(message_of([&] { run_beir(o); }),
+            "tune_alpha chooses alpha on the qrels, and alpha gives one: keep one of them");
 }
 
 TEST(BeirRun, ARunOnATinySetReportsEveryMetricAndTheDepthTheyNeed) {
@@ -160,7 +193,7 @@ TEST(StanceRun, CandidatesBelowAQuerysPositivesAreRefusedBeforeAnyModelIsLoaded)
   o.model = unloadable_model();
   o.search.candidates = 8;
   EXPECT_EQ(message_of([&] { run_stance(o); }),
-            "--candidates 8 is below the 12 hits P@R reads for query t1-support (its positives); raise --candidates "
+            "candidates 8 is below the 12 hits P@R reads for query t1-support (its positives); raise candidates "
             "to 12 or more");
   o.search.candidates = 12;
   EXPECT_THROW(run_stance(o), CorruptFile);  // enough candidates: the run goes on to load E

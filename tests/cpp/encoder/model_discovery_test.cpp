@@ -54,16 +54,24 @@ class ModelDiscovery : public ::testing::Test {
   fs::path root_;
 };
 
-TEST_F(ModelDiscovery, TheSearchPathIsTheVariableThenSetUpsFolderThenThePerUserCache) {
+// share/counterpoint/models under the prefix of the file holding the library's code: for this test
+// program, <build>/bin, so <build>/share/counterpoint/models.
+std::string package_models() {
+  return (fs::canonical("/proc/self/exe").parent_path().parent_path() / "share" / "counterpoint" / "models").string();
+}
+
+TEST_F(ModelDiscovery, TheSearchPathIsTheVariableThenThePackagesThenSetUpsFolderThenThePerUserCache) {
   ScopedEnv models("COUNTERPOINT_MODELS", (root_ / "env").string());
   ScopedEnv xdg("XDG_CACHE_HOME", (root_ / "xdg").string());
   const auto folders = model_search_path();
-  ASSERT_EQ(folders.size(), 3u);
+  ASSERT_EQ(folders.size(), 4u);
   EXPECT_EQ(folders[0].path, (root_ / "env").string());
   EXPECT_EQ(folders[0].role, "$COUNTERPOINT_MODELS");
-  EXPECT_EQ(folders[1].path, COUNTERPOINT_SOURCE_DIR "/models/installed");
-  EXPECT_EQ(folders[2].path, cache());
-  EXPECT_EQ(folders[2].role, "per-user cache");
+  EXPECT_EQ(folders[1].path, package_models());
+  EXPECT_EQ(folders[1].role, "package's models");
+  EXPECT_EQ(folders[2].path, COUNTERPOINT_SOURCE_DIR "/models/installed");
+  EXPECT_EQ(folders[3].path, cache());
+  EXPECT_EQ(folders[3].role, "per-user cache");
 }
 
 TEST_F(ModelDiscovery, ThePerUserCacheFollowsXdgElseHome) {
@@ -80,8 +88,9 @@ TEST_F(ModelDiscovery, WithoutAHomeTheCacheDropsOutAndTheOtherFoldersStillServe)
   ScopedEnv home("HOME", std::nullopt);
   EXPECT_THROW(user_models_directory(), InvalidArgument);
   const auto folders = model_search_path();
-  ASSERT_EQ(folders.size(), 1u);
-  EXPECT_EQ(folders[0].role, "set-up's models");
+  ASSERT_EQ(folders.size(), 2u);
+  EXPECT_EQ(folders[0].role, "package's models");
+  EXPECT_EQ(folders[1].role, "set-up's models");
   EXPECT_EQ(models_directory(), COUNTERPOINT_SOURCE_DIR "/models/installed");  // never throws: the CLI reads it
 }
 
