@@ -324,7 +324,8 @@ def train_sparsecl(base_model: PathType, triples: Triples, output_dir: PathType,
                    head_only: bool = ..., head_kind: str = ..., head_hidden: int = ...,
                    frozen_layers: int = ..., checkpoint_every: int = ...,
                    resume: bool = ..., dev_triples: Union[Sequence[PathType], Triples] = ..., dense_model: PathType = ...,
-                   sparsity_scales: Sequence[float] = ..., progress: Progress = ...) -> TrainReport: ...
+                   sparsity_scales: Sequence[float] = ..., feature_cache: Optional[PathType] = ...,
+                   progress: Progress = ...) -> TrainReport: ...
 # The same parameters and report as train_sparsecl, with the cosine InfoNCE loss.
 train_contrastive = train_sparsecl
 def train_verifier(encoder: Union[Encoder, PathType], triples: Triples, output_dir: PathType, *,

@@ -260,6 +260,8 @@ Arguments:
     sparsity_scales: the magnitude gates tau tried in that tuning, sparsity * min(1,
         |Es(q) - Es(p)|_2 / tau), alpha tuned at each; the best (first strict maximum, 0 = no
         gate) is recorded beside alpha and used by searches. [0.0] tunes alpha alone.
+    feature_cache: with head_only, a folder of pooled features of the network to reuse and fill
+        (as run_beir's), so that head variants on one corpus need no forward pass; None = none.
     progress: True shows a tqdm bar; a callable progress(step, total) may return False to cancel.
     Every path argument takes a str, bytes or an os.PathLike.
 
@@ -287,7 +289,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
              py::ssize_t frozen_layers, py::ssize_t checkpoint_every,
              bool resume,
              py::handle dev_triples, py::handle dense_model,
-             const std::vector<float>& sparsity_scales, py::object progress) {
+             const std::vector<float>& sparsity_scales, py::handle feature_cache, py::object progress) {
         training::TrainConfig config;
         set_optimizer(config, epochs, batch_size, learning_rate, weight_decay, warmup_ratio, seed, threads);
         set_loop(config, output_dir, max_steps, checkpoint_every, resume);
@@ -304,6 +306,7 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
         set_dev_triples(config, dev_triples);
         config.dense_model = path_argument(dense_model, "dense_model", kModelExpected);
         config.sparsity_scales = sparsity_scales;
+        config.feature_cache = optional_path(feature_cache, "feature_cache").value_or("");
         const std::string base = path_argument(base_model, "base_model", kModelExpected);
         const std::vector<Triple> rows = triple_list(triples, "triples");
         ProgressBridge bridge(progress, "training");
@@ -325,7 +328,8 @@ void def_encoder_trainer(py::module_& m, const char* name, training::LossKind lo
       py::arg("frozen_layers") = kTrainDefaults.frozen_layers,
       py::arg("checkpoint_every") = kTrainDefaults.checkpoint_every, py::arg("resume") = kTrainDefaults.resume,
       py::arg("dev_triples") = kTrainDefaults.dev_triples, py::arg("dense_model") = kTrainDefaults.dense_model,
-      py::arg("sparsity_scales") = kTrainDefaults.sparsity_scales, py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
+      py::arg("sparsity_scales") = kTrainDefaults.sparsity_scales, py::arg("feature_cache") = py::none(),
+      py::arg("progress") = false, (summary + kEncoderTrainingArguments).c_str());
 }
 
 // The C++ defaults by struct and field, for tests/python/test_defaults.py: every default a

@@ -94,6 +94,18 @@ def test_head_only_training_leaves_the_network_and_learns_a_head_on_its_pooled_o
     assert np.allclose(np.linalg.norm(trained.encode(texts), axis=1), 1.0, atol=1e-5)
 
 
+def test_head_variants_share_a_feature_cache_and_train_as_without_it(tmp_path):
+    common = dict(epochs=3, batch_size=8, learning_rate=0.05, temperature=0.1, threads=1, head_only=True)
+    plain = cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), tmp_path / "plain", **common)
+    cache = tmp_path / "features"
+    first = cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), tmp_path / "first", feature_cache=cache,
+                              **common)
+    assert any(cache.iterdir())  # the network's pooled features, kept for the next variant
+    second = cp.train_sparsecl(str(TINY_MODEL), contradiction_triples(), tmp_path / "second", feature_cache=cache,
+                               **common)
+    assert first["loss_curve"] == second["loss_curve"] == pytest.approx(plain["loss_curve"], abs=1e-6)
+
+
 def test_an_mlp_head_starts_as_the_identity_and_learns_beside_the_frozen_network(tmp_path):
     common = dict(epochs=10, batch_size=8, learning_rate=0.05, temperature=0.1, threads=1, head_only=True)
     linear = cp.train_sparsecl(TINY_MODEL, contradiction_triples(), tmp_path / "linear", **common)

@@ -59,12 +59,13 @@ def all_python_defaults(function):
 
 
 # Python parameter -> (struct, field) of cp._core._training_defaults(); parameters a struct does not
-# hold (progress) are listed with None.
+# hold (progress) or hold otherwise (feature_cache: None in Python, "" in TrainConfig) are listed with None.
 ENCODER = {name: ("TrainConfig", name) for name in [
     "epochs", "batch_size", "learning_rate", "temperature", "sparsity", "hard_negative_weight", "weight_decay",
     "warmup_ratio", "seed", "threads", "max_steps", "query_prefix", "model_name", "head_kind", "head_hidden",
     "frozen_layers", "checkpoint_every",
-    "resume", "dev_triples", "dense_model", "sparsity_scales"]} | {"head_only": ("TrainConfig", "trained_weights"), "progress": None}
+    "resume", "dev_triples", "dense_model", "sparsity_scales"]} | {"head_only": ("TrainConfig", "trained_weights"),
+                                                                   "feature_cache": None, "progress": None}
 VERIFIER = {name: ("VerifierShape", name) for name in [
     "architecture", "map_size", "width", "patch", "feed_forward", "dropout"]} | {
     name: ("VerifierTrainConfig", name) for name in [
