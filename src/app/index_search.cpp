@@ -46,6 +46,15 @@ std::string recorded_model(const std::string& identity, const std::string& role,
 
 }  // namespace
 
+MeasuredComponents measured_components(const retrieval::SearchOptions& options) {
+  using retrieval::Scorer;
+  MeasuredComponents measured;
+  measured.sparsity = options.scorer == Scorer::kSparsity;
+  measured.bm25 = options.stage1 != retrieval::Stage1::kDense;
+  measured.token = options.scorer != Scorer::kCosine && options.scorer != Scorer::kSparsity;
+  return measured;
+}
+
 SearchReport search_loaded(const retrieval::Retriever& retriever, SearchQueries queries,
                            const retrieval::SearchOptions& options) {
   using Presence = ScorerInputs::Presence;

@@ -41,9 +41,11 @@ std::optional<std::string> given(const CLI::Option* option, const std::string& v
   return option->count() ? std::optional<std::string>(value) : std::nullopt;
 }
 
-// `stance` is printed for sparsity scorers, the only ones it changes.
+// `stance` is printed for sparsity scorers, the only ones it changes; beside the score and the
+// cosine, only the components the search measured (a 0 there would read as measured).
 void print_hits(const data::Query& query, const std::vector<retrieval::Hit>& hits,
-                const index::DocumentIndex& index, const retrieval::StanceReading* stance) {
+                const index::DocumentIndex& index, const retrieval::StanceReading* stance,
+                const app::MeasuredComponents& measured) {
   std::cout << "query " << query.id << ": " << query.text << "\n";
   if (stance) std::cout << "  stance " << stance->describe() << "\n";
   for (std::size_t r = 0; r < hits.size(); ++r) {
@@ -51,8 +53,11 @@ void print_hits(const data::Query& query, const std::vector<retrieval::Hit>& hit
     std::string text = index.text(h.slot);
     if (text.size() > 100) text = text.substr(0, 97) + "...";
     std::cout << "  " << std::setw(2) << r + 1 << ". " << std::fixed << std::setprecision(4) << h.score
-              << "  cos " << h.cosine << "  sparsity " << h.sparsity << "  bm25 " << h.bm25 << "  "
-              << h.id << "  " << text << "\n";
+              << "  cos " << h.cosine;
+    if (measured.sparsity) std::cout << "  sparsity " << h.sparsity;
+    if (measured.bm25) std::cout << "  bm25 " << h.bm25;
+    if (measured.token) std::cout << "  token " << h.token;
+    std::cout << "  " << h.id << "  " << text << "\n";
   }
 }
 
@@ -140,7 +145,8 @@ void add_search_commands(CLI::App& app) {
     std::cout << r.scoring << "\n";
     for (std::size_t i = 0; i < queries.size(); ++i) {
       const bool signed_by_stance = o.search.scorer == retrieval::Scorer::kSparsity && i < r.stances.size();
-      print_hits(queries[i], r.hits[i], r.retriever->index(), signed_by_stance ? &r.stances[i] : nullptr);
+      print_hits(queries[i], r.hits[i], r.retriever->index(), signed_by_stance ? &r.stances[i] : nullptr,
+                 app::measured_components(o.search));
       if (!a->explain || r.hits[i].empty()) continue;
       std::cout << retrieval::describe(retrieval::explain(*r.retriever, queries[i].text, r.hits[i][0].id, 5, 5,
                                                           o.search.sparsity, o.search.stance,

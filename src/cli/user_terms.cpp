@@ -83,6 +83,7 @@ const std::unordered_map<std::string, std::string>& flag_of_plain_field() {
     std::unordered_map<std::string, std::string> fields = {
       {"dataset", "--dataset"}, {"qrels", "--qrels"},     {"metrics", "--metrics"}, {"templates", "--templates"},
       {"verifier", "--verifier"}, {"corpus", "--corpus"}, {"out", "--out"},         {"model", "--model"},
+      {"tokens", "--tokens"},
     };
     for (const auto& setting : app::search_settings()) {  // k, candidates, alpha: "-k,--k" -> "-k"
       if (setting.keyword.find('_') == std::string::npos) {
@@ -119,6 +120,8 @@ const std::vector<std::regex>& plain_frames() {
       std::regex(R"(, and (alpha) gives one)"),
       std::regex(R"( hits per query that (metrics) (?=.* need; ))"),
       std::regex(R"(\((model) / (sparse_model)\))"),
+      // The index build setting a scorer's rows need: "rebuild it with token embeddings (tokens)".
+      std::regex(R"(rebuild it with token embeddings \((tokens)\))"),
   };
   return frames;
 }

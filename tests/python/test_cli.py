@@ -736,3 +736,23 @@ def test_the_demo_refuses_qrels_without_judgements_before_loading_a_model(tmp_pa
     empty.write_text("query-id\tcorpus-id\tscore\n")
     result = run("demo", "--qrels", empty, "--sparse-model", tmp_path / "no-such-model", check=False)
     assert result.returncode == 1 and f"--qrels {empty} judges no query" in result.stderr, result.stderr
+
+
+def test_search_prints_only_the_score_components_it_measured(tmp_path):
+    corpus = tmp_path / "corpus.tsv"
+    corpus.write_text("id\ttext\na\tthe man is playing guitar\nb\tthe man is not playing guitar\nc\ta dog is running\n")
+    plain, with_es = tmp_path / "plain", tmp_path / "with-es"
+    run("index", "build", "--corpus", corpus, "--out", plain, "--model", TINY_MODEL, "--tokens", "--threads", 1)
+    run("index", "build", "--corpus", corpus, "--out", with_es, "--model", TINY_MODEL, "--sparse-model", TINY_MODEL,
+        "--threads", 1)
+
+    def labels(index, *flags):
+        out = run("search", "--index", index, "--query", "the man is playing guitar", "-k", 1, "--threads", 1,
+                  "--model", TINY_MODEL, *flags).stdout
+        first = [line for line in out.splitlines() if line.startswith("   1. ")][0].split()
+        return [word for word in first[2:] if word in ("cos", "sparsity", "bm25", "token")]
+
+    assert labels(plain) == ["cos"]  # a cosine search measured no sparsity and no BM25: no 0 columns
+    assert labels(plain, "--stage1", "hybrid") == ["cos", "bm25"]
+    assert labels(plain, "--scorer", "maxsim") == ["cos", "token"]
+    assert labels(with_es, "--scorer", "hoyer", "--alpha", "1", "--sparse-model", TINY_MODEL) == ["cos", "sparsity"]

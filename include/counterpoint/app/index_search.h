@@ -48,6 +48,15 @@ struct SearchQueries {
 SearchReport search_loaded(const retrieval::Retriever& retriever, SearchQueries queries,
                            const retrieval::SearchOptions& options);
 
+// The score components of a Hit a search with `options` measures, beside the score and the cosine:
+// the others stay 0 because nothing measured them, so a face shows only these.
+struct MeasuredComponents {
+  bool sparsity = false;  // a sparsity scorer
+  bool bm25 = false;      // BM25 took part in stage 1 (bm25, hybrid)
+  bool token = false;     // a token-map scorer or a verifier
+};
+MeasuredComponents measured_components(const retrieval::SearchOptions& options);
+
 struct IndexSearchReport : SearchReport {
   std::shared_ptr<const retrieval::Retriever> retriever;  // for texts and explanations
   // With exclude_query_ids: the queries whose id is also a corpus id, that passage left out of
