@@ -100,7 +100,8 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                      const std::string& fusion, double fusion_lambda, bool guard, py::object prefix_object,
                      py::object exclude, std::shared_ptr<scoring::MapVerifier> verifier, py::object sparse_queries,
                      int ef_search, int nprobe, std::optional<double> sparsity_scale, const std::string& stance,
-                     int rrf_k) {
+                     int rrf_k,
+                     std::optional<retrieval::SearchOptions> given_options) {
   // Query vectors (a numeric array) or query texts (a list of str).
   const bool vectors = py::isinstance<py::array>(queries);
   app::SearchQueries batch;
@@ -110,7 +111,7 @@ SearchResults search(const PyIndex& self, py::object queries, py::ssize_t k, std
                     "fusion"_a = fusion, "fusion_lambda"_a = fusion_lambda, "guard"_a = guard,
                     "ef_search"_a = ef_search, "nprobe"_a = nprobe, "sparsity_scale"_a = sparsity_scale,
                     "stance"_a = stance, "rrf_k"_a = rrf_k);
-  const retrieval::SearchOptions options = app::search_options_from(given_settings(keywords));
+  const retrieval::SearchOptions options = app::options_or_settings(given_options, given_settings(keywords));
   app::ScorerInputs named;  // what this call names beside the index's own parts
   named.sparse_model = app::ScorerInputs::Presence::kHeld;
   named.verifier = verifier ? app::ScorerInputs::Presence::kGiven : app::ScorerInputs::Presence::kAbsent;
@@ -142,20 +143,10 @@ std::vector<Hit> rerank(py::object ids, py::object stage1, py::object sparse_que
   // `stance` is the query's reading (read_stance, encode_queries), not a setting of the search:
   // it goes to rerank beside the options, so a cosine rerank of any reading stays valid.
   const retrieval::Stance reading = retrieval::parse_stance(stance);
-  retrieval::SearchOptions options;
-  if (given_options) {
-    // One options object (counterpoint.milvus passes Index.search's): the loose settings stay unset.
-    const retrieval::SearchOptions defaults{};
-    if (k != py::ssize_t(defaults.k) || scorer != retrieval::to_string(defaults.scorer) || alpha || sparsity_scale ||
-        guard != defaults.sparsity.identical_guard) {
-      throw py::value_error("give k, scorer, alpha, guard and sparsity_scale in options or as keywords, not both");
-    }
-    options = *given_options;
-    retrieval::validate_settings(options);
-  } else {
-    options = app::search_options_from(given_settings(py::dict("k"_a = k, "scorer"_a = scorer, "alpha"_a = alpha,
-                                                               "guard"_a = guard, "sparsity_scale"_a = sparsity_scale)));
-  }
+  // One options object (counterpoint.milvus passes its search's) or the loose keywords.
+  const retrieval::SearchOptions options = app::options_or_settings(
+      given_options, given_settings(py::dict("k"_a = k, "scorer"_a = scorer, "alpha"_a = alpha, "guard"_a = guard,
+                                             "sparsity_scale"_a = sparsity_scale)));
   retrieval::CandidateRows rows;
   rows.ids = text_list(ids, "ids");
   if (!texts.is_none()) rows.texts = text_list(texts, "texts");
@@ -245,6 +236,9 @@ Arguments:
     verifier: a MapVerifier (MapVerifier.load) for scorer="verifier".
     ef_search: HNSW efSearch for this call (never below candidates); 0 = the index's default.
     nprobe: IVF lists probed for this call; 0 = the index's default (ceil(nlist / 8)).
+    options: a SearchOptions holding the settings instead (SearchOptions(k=5, scorer="hoyer"), reused
+        across searches); the settings' keywords then stay at their defaults (ValueError naming one
+        that does not).
 
 Returns:
     SearchResults: per query, a list of up to k Hit objects, best first (it indexes and
@@ -448,6 +442,7 @@ void bind_index_search(py::class_<PyIndex>& index) {
            py::arg("ef_search") = kSearchDefaults.dense_params.ef_search,
            py::arg("nprobe") = kSearchDefaults.dense_params.nprobe, py::arg("sparsity_scale") = py::none(),
            py::arg("stance") = retrieval::to_string(kSearchDefaults.stance), py::arg("rrf_k") = kSearchDefaults.rrf_k,
+           py::arg("options") = py::none(),
            kSearchDoc);
 }
 

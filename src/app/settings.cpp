@@ -158,6 +158,24 @@ SearchOptions search_options_from(const GivenSettings& given, const SearchOption
   return options;
 }
 
+SearchOptions options_or_settings(const std::optional<SearchOptions>& options, const GivenSettings& given,
+                                  const SearchOptions& defaults) {
+  if (!options) return search_options_from(given, defaults);
+  std::string moved;
+  for (const auto& [keyword, value] : given) {
+    const SearchSetting& setting = search_setting(keyword);
+    SearchOptions changed = defaults;
+    setting.set(changed, as_kind(setting, value));
+    if (setting.show(changed) != setting.show(defaults)) moved += (moved.empty() ? "" : ", ") + keyword;
+  }
+  if (!moved.empty()) {
+    throw InvalidArgument("give the search settings in options or as keywords, not both: " + moved +
+                          " set beside options");
+  }
+  retrieval::validate_settings(*options);
+  return *options;
+}
+
 void require_scorer_inputs(const SearchOptions& options, const ScorerInputs& inputs) {
   using Presence = ScorerInputs::Presence;
   const retrieval::Scorer scorer = options.scorer;

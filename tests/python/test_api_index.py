@@ -574,6 +574,18 @@ def test_search_settings_are_checked_by_the_keyword_a_caller_typed(index):
         cp.SearchOptions().check_inputs(verifier=True)
 
 
+def test_one_options_object_searches_as_its_keywords_do_and_refuses_keywords_beside_it(index):
+    options = cp.SearchOptions(k=4, scorer="hoyer", alpha=1.5, candidates=20)
+    by_object = index.search(TEXTS[:2], options=options)
+    by_keywords = index.search(TEXTS[:2], k=4, scorer="hoyer", alpha=1.5, candidates=20)
+    assert by_object.ids == by_keywords.ids and np.array_equal(by_object.scores, by_keywords.scores)
+    assert (by_object.k, by_object.candidates, by_object.scoring) == (4, 20, by_keywords.scoring)
+    # Keywords left at their defaults are no conflict; one moved would leave the reader guessing.
+    assert index.search(TEXTS[:1], options=options, k=10, scorer="cosine").ids == by_object.ids[:1]
+    with pytest.raises(ValueError, match="not both: k, alpha set beside options"):
+        index.search(TEXTS[:1], options=options, k=3, alpha=2.0)
+
+
 def test_search_results_say_which_alpha_stage_2_used(index, encoder):
     given = index.search([TEXTS[0]], 3, scorer="hoyer", alpha=0.5)
     assert given.alpha[:2] == (0.5, "given")

@@ -57,6 +57,14 @@ using GivenSettings = std::vector<std::pair<std::string, SettingValue>>;
 retrieval::SearchOptions search_options_from(const GivenSettings& given,
                                              const retrieval::SearchOptions& defaults = {});
 
+// A whole options object in place of the settings' keywords (Python's options=, as FAISS passes
+// one SearchParameters): without one, search_options_from(given, defaults); with one, `given` must
+// leave every setting at its default, else a reader could not tell which wins (InvalidArgument
+// naming the settings moved beside it), and the object is checked as search_options_from checks.
+retrieval::SearchOptions options_or_settings(const std::optional<retrieval::SearchOptions>& options,
+                                             const GivenSettings& given,
+                                             const retrieval::SearchOptions& defaults = {});
+
 // What a search holds beside its settings. Each scorer reads some of it and a user who gives the
 // rest expects it to be used, so both ways are checked, in one place, before anything loads.
 struct ScorerInputs {

@@ -71,6 +71,22 @@ TEST(SearchSettings, CandidatesFollowKUnlessGiven) {
   EXPECT_EQ(search_options_from({{"k", std::int64_t(5)}, {"candidates", std::int64_t(7)}}).candidates, 7u);
 }
 
+TEST(SearchSettings, AnOptionsObjectStandsForTheKeywordsWhichMustKeepTheirDefaults) {
+  retrieval::SearchOptions object = search_options_from({{"k", std::int64_t(4)}, {"scorer", std::string("hoyer")}});
+  const retrieval::SearchOptions defaults{};
+  // Keywords at their defaults (as a signature passes them) leave the object as it is.
+  const auto taken = app::options_or_settings(object, {{"k", std::int64_t(defaults.k)}, {"guard", true}});
+  EXPECT_EQ(taken.k, 4u);
+  EXPECT_EQ(taken.scorer, retrieval::Scorer::kSparsity);
+  try {
+    app::options_or_settings(object, {{"k", std::int64_t(3)}, {"scorer", std::string("cosine")}, {"alpha", 2.0}});
+    ADD_FAILURE() << "a moved keyword beside options was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "give the search settings in options or as keywords, not both: k, alpha set beside options");
+  }
+  EXPECT_EQ(app::options_or_settings(std::nullopt, {{"k", std::int64_t(3)}}).k, 3u);  // no object: the keywords
+}
+
 TEST(SearchSettings, AnUnknownKeywordIsRefusedNamingTheClosest) {
   EXPECT_EQ(refusal({{"scorre", std::string("hoyer")}}), "unknown search setting 'scorre'; did you mean 'scorer'?");
 }
