@@ -1,7 +1,8 @@
 """Models by name: where names lead, what is installed, and installing the pinned ones.
 
 A name is looked up in every models folder in turn, the first holding it winning:
-$COUNTERPOINT_MODELS, the folder set-up installed the default models into, then the per-user cache
+$COUNTERPOINT_MODELS, an installed package's own share/counterpoint/models (found beside the library),
+the folder set-up installed the default models into, then the per-user cache
 ($XDG_CACHE_HOME/counterpoint/models, by default ~/.cache/counterpoint/models) that `install` fills.
 
     import counterpoint as cp

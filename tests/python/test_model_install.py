@@ -92,13 +92,16 @@ def test_a_model_in_the_per_user_cache_loads_by_name_from_any_directory(tmp_path
     assert done.stdout.strip() == str(cached)
 
 
-def test_the_search_path_is_the_variable_then_set_ups_folder_then_the_cache(tmp_path, monkeypatch):
+def test_the_search_path_is_the_variable_then_the_packages_then_set_ups_folder_then_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path / "mine"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     folders = cp.models.search_path()
-    assert [role for _, role in folders] == ["$COUNTERPOINT_MODELS", "set-up's models", "per-user cache"]
+    assert [role for _, role in folders] == ["$COUNTERPOINT_MODELS", "package's models", "set-up's models",
+                                             "per-user cache"]
     assert folders[0][0] == tmp_path / "mine"
-    assert folders[2][0] == cp.models.user_cache() == tmp_path / "cache" / "counterpoint" / "models"
+    # An installed package's own models: share/counterpoint/models beside the library's lib folder.
+    assert folders[1][0].parts[-3:] == ("share", "counterpoint", "models")
+    assert folders[3][0] == cp.models.user_cache() == tmp_path / "cache" / "counterpoint" / "models"
 
 
 def test_a_name_missing_from_counterpoint_models_falls_through_and_an_earlier_folder_shadows(tmp_path, monkeypatch):

@@ -107,7 +107,8 @@ def test_the_cli_prints_the_stance_it_read_and_the_same_order(index, tmp_path):
                           "--sparse-model", str(BERT_TINY), "--query", SUPPORT, "--scorer", "hoyer", "--alpha", "1",
                           "-k", str(len(CLAIMS))], capture_output=True, text=True, env=env, check=True).stdout
     assert '  stance support (read from "Find an argument supporting the claim:")\n' in out
-    ranked = [line.split()[8] for line in out.splitlines() if line.split()[0].rstrip(".").isdigit()]
+    # "  1. score  cos C  sparsity S  id  text": a dense stage 1 prints no bm25 column.
+    ranked = [line.split()[6] for line in out.splitlines() if line.split()[0].rstrip(".").isdigit()]
     assert ranked == SUPPORT_ORDER
 
 
