@@ -75,12 +75,7 @@ PyIndex build(py::object texts, py::object ids, std::shared_ptr<Encoder> encoder
 void add_texts(PyIndex& self, py::object texts, py::object ids, py::object progress, py::ssize_t batch_size) {
   require_index_encoder(self, "Index.add");
   std::vector<std::string> text_values = text_list(texts, "texts");
-  std::vector<std::string> id_values = text_list(ids, "ids");
-  if (text_values.size() != id_values.size()) {
-    throw py::value_error("texts and ids must have the same length: " +
-                          std::to_string(text_values.size()) + " texts, " +
-                          std::to_string(id_values.size()) + " ids");
-  }
+  std::vector<std::string> id_values = text_list(ids, "ids");  // paired up by add_documents, before any encoding
   const std::size_t batch = positive(batch_size, "batch_size");
   ProgressBridge bridge(progress, "index");
   run_released(bridge, [&] {

@@ -45,11 +45,7 @@ std::shared_ptr<index::DocumentIndex> build_index(const std::vector<std::string>
                                                   const std::vector<std::string>& ids, const Encoder& encoder,
                                                   const Encoder* sparse, const IndexBuild& build,
                                                   const ProgressCallback& progress, FeatureCache* features) {
-  validate(build, sparse != nullptr);
-  if (texts.size() != ids.size()) {
-    throw InvalidArgument("texts and ids must have the same length: " + std::to_string(texts.size()) + " texts, " +
-                          std::to_string(ids.size()) + " ids");
-  }
+  validate(build, sparse != nullptr);  // texts and ids pair up: add_documents checks it before any encoding
   if (texts.empty()) throw InvalidArgument("texts is empty: an index needs at least one document");
   index::IndexOptions options = retrieval::index_options_for(encoder, sparse, build.tokens);
   options.kind = build.kind;

@@ -777,9 +777,10 @@ index::IndexOptions index_options_for(const Encoder& encoder, const Encoder* spa
 void add_documents(index::DocumentIndex& index, const std::vector<std::string>& texts,
                    const std::vector<std::string>& ids, const Encoder& encoder, const Encoder* sparse_encoder,
                    std::size_t batch_size, const ProgressCallback& progress, FeatureCache* cache) {
+  // Worded for every caller's user (Index.build / Index.add keywords, the index workflows' fields).
   if (ids.size() != texts.size()) {
-    throw InvalidArgument("add_documents: " + std::to_string(ids.size()) + " ids for " +
-                          std::to_string(texts.size()) + " texts");
+    throw InvalidArgument("texts and ids must have the same length: " + std::to_string(texts.size()) + " texts, " +
+                          std::to_string(ids.size()) + " ids");
   }
   if (batch_size == 0) throw InvalidArgument("add_documents: batch_size must be > 0");
   require_recorded_encoder(index.options().encoder_id, index.options().encoder_settings, &encoder,
