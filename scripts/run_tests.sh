@@ -20,7 +20,7 @@ PREFIX="$BUILD/test-install"
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 cmake -S "$ROOT/examples/app" -B "$BUILD/test-app" -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
 cmake --build "$BUILD/test-app" >/dev/null
-# By name, from outside the checkout and without $COUNTERPOINT_MODELS: the package's own copy.
+# By name, without $COUNTERPOINT_MODELS: the package's own copy, found before the checkout's set-up folder.
 app_output=$(cd "$BUILD" && env -u COUNTERPOINT_MODELS LD_LIBRARY_PATH="$PREFIX/lib" \
   "$BUILD/test-app/counterpoint_example_app" use-lite-en)
 printf '%s\n' "$app_output"
