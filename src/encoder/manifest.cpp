@@ -64,6 +64,45 @@ void require_plain_file_name(const std::string& name, const std::string& origin)
   }
 }
 
+// tokenizer.specials {cls, sep, pad, unk, mask}, added_tokens [{piece, normalized}] and
+// pair_separators, each absent for BERT's (every manifest written before they were recorded).
+SpecialTokens parse_specials(const nlohmann::json& tokenizer, const std::string& origin) {
+  SpecialTokens s;
+  if (tokenizer.contains("specials")) {
+    const auto specials = required<nlohmann::json>(tokenizer, "specials", origin);
+    if (!specials.is_object()) throw CorruptFile(origin + ": field 'specials' must be an object");
+    for (auto it = specials.begin(); it != specials.end(); ++it) {
+      const std::string& role = it.key();
+      std::string* slot = role == "cls" ? &s.cls : role == "sep" ? &s.sep : role == "pad" ? &s.pad
+                        : role == "unk" ? &s.unk : role == "mask" ? &s.mask : nullptr;
+      if (slot == nullptr) {
+        throw CorruptFile(origin + ": specials names the unknown role '" + role + "' (known: cls, sep, pad, unk, mask)");
+      }
+      *slot = required<std::string>(specials, role.c_str(), origin + " specials");
+      if (slot->empty() && slot != &s.mask) throw CorruptFile(origin + ": specials." + role + " is empty");
+    }
+  }
+  if (tokenizer.contains("added_tokens")) {
+    const auto added = required<nlohmann::json>(tokenizer, "added_tokens", origin);
+    if (!added.is_array() || added.empty()) {
+      throw CorruptFile(origin + ": field 'added_tokens' must be a non-empty array (omit it for BERT's)");
+    }
+    for (const auto& token : added) {
+      if (!token.is_object()) throw CorruptFile(origin + ": each of 'added_tokens' must be an object {piece, normalized}");
+      SpecialTokens::Literal literal{required<std::string>(token, "piece", origin + " added_tokens"),
+                                     optional_field<bool>(token, "normalized", false, origin + " added_tokens")};
+      if (literal.piece.empty()) throw CorruptFile(origin + ": added_tokens holds an empty piece");
+      s.literals.push_back(std::move(literal));
+    }
+  }
+  const long long separators = optional_field<long long>(tokenizer, "pair_separators", 1, origin);
+  if (separators < 1 || separators > 2) {
+    throw CorruptFile(origin + ": pair_separators " + std::to_string(separators) + " is not 1 (BERT) or 2 (MPNet)");
+  }
+  s.pair_separators = std::size_t(separators);
+  return s;
+}
+
 }  // namespace
 
 ModelManifest ModelManifest::parse(const std::string& json_text, const std::string& origin) {
@@ -100,6 +139,11 @@ ModelManifest ModelManifest::parse(const std::string& json_text, const std::stri
   m.tokenizer_kind = required<std::string>(tokenizer, "kind", origin + " tokenizer");
   m.tokenizer_file = required<std::string>(tokenizer, "file", origin + " tokenizer");
   m.lowercase = optional_field<bool>(tokenizer, "lowercase", true, origin + " tokenizer");
+  m.specials = parse_specials(tokenizer, origin + " tokenizer");
+  if (!m.specials.is_bert() && m.tokenizer_kind != "wordpiece") {
+    throw CorruptFile(origin + ": tokenizer kind '" + m.tokenizer_kind +
+                      "' takes no specials, added_tokens or pair_separators (wordpiece models only)");
+  }
   m.query_prefix = optional_field<std::string>(j, "query_prefix", "", origin);
   m.document_prefix = optional_field<std::string>(j, "document_prefix", "", origin);
   m.normalized = optional_field<bool>(j, "normalized", true, origin);
@@ -162,6 +206,15 @@ nlohmann::json ModelManifest::to_json() const {
   j["pooling"] = to_string(pooling);
   j["max_length"] = max_length;
   j["tokenizer"] = {{"kind", tokenizer_kind}, {"file", tokenizer_file}, {"lowercase", lowercase}};
+  // BERT's specials are written by omission, as every manifest before they were recorded has them.
+  if (!specials.is_bert()) {
+    j["tokenizer"]["specials"] = {{"cls", specials.cls}, {"sep", specials.sep}, {"pad", specials.pad},
+                                  {"unk", specials.unk}, {"mask", specials.mask}};
+    nlohmann::json literals = nlohmann::json::array();
+    for (const auto& l : specials.literals) literals.push_back({{"piece", l.piece}, {"normalized", l.normalized}});
+    j["tokenizer"]["added_tokens"] = literals;
+    j["tokenizer"]["pair_separators"] = specials.pair_separators;
+  }
   j["query_prefix"] = query_prefix;
   j["document_prefix"] = document_prefix;
   j["normalized"] = normalized;

@@ -38,7 +38,7 @@ TorchTextModel::TorchTextModel(const std::string& model_dir, const ModelManifest
     }
   }
   tokenizer_ = load_tokenizer(manifest.tokenizer_kind, join_path(model_dir, manifest.tokenizer_file),
-                              manifest.lowercase);
+                              manifest.lowercase, manifest.specials);
   network_file_ = model_file;
   model_path_ = join_path(model_dir, model_file);
   module_ = load_torchscript(model_path_);

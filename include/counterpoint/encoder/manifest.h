@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "counterpoint/text/tokenizer.h"  // SpecialTokens
+
 namespace counterpoint {
 
 enum class Pooling { kModel, kCls, kMean };
@@ -39,6 +41,8 @@ struct ModelManifest {
   std::string tokenizer_kind;          // "wordpiece", "use-unigram", "sentencepiece"
   std::string tokenizer_file;          // relative to the model directory
   bool lowercase = true;               // wordpiece only
+  // wordpiece only: tokenizer.specials, added_tokens and pair_separators, absent for BERT's
+  SpecialTokens specials;
   std::string query_prefix;
   std::string document_prefix;
   bool normalized = true;              // pooled outputs are L2-normalised

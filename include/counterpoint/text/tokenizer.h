@@ -20,6 +20,36 @@ struct Encoding {
   bool truncated = false;           // true when max_length cut tokens off
 };
 
+// The special tokens of a WordPiece model, by piece, as its manifest records them (the converter
+// reads them from the checkpoint's tokenizer.json). The defaults are BERT's, which is what a
+// manifest without them means, so models converted before they were recorded keep their ids
+// and identities.
+struct SpecialTokens {
+  // A piece kept whole wherever a text spells it (Hugging Face's added tokens). `normalized`:
+  // matched in the lower-cased, accent-stripped text (MPNet's <unk>), else in the raw text.
+  struct Literal {
+    std::string piece;
+    bool normalized = false;
+    bool operator==(const Literal& o) const { return piece == o.piece && normalized == o.normalized; }
+  };
+  std::string cls = "[CLS]";  // first token of every input (<s> for MPNet)
+  std::string sep = "[SEP]";  // last token, and between a pair's segments (</s>)
+  std::string pad = "[PAD]";
+  std::string unk = "[UNK]";
+  std::string mask = "[MASK]";
+  // Empty: BERT's, those of [CLS] [SEP] [UNK] [PAD] [MASK] that the vocabulary holds.
+  std::vector<Literal> literals;
+  // Separators between a pair's segments: 1 for BERT ([CLS] a [SEP] b [SEP]), 2 for MPNet
+  // (<s> a </s></s> b </s>).
+  std::size_t pair_separators = 1;
+
+  bool is_bert() const { return *this == SpecialTokens{}; }
+  bool operator==(const SpecialTokens& o) const {
+    return cls == o.cls && sep == o.sep && pad == o.pad && unk == o.unk && mask == o.mask &&
+           literals == o.literals && pair_separators == o.pair_separators;
+  }
+};
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -35,9 +65,10 @@ class Tokenizer {
 };
 
 // Builds the tokenizer of `kind` from its file at `path` (vocab.txt for "wordpiece",
-// vocab.json for "use-unigram", the .model file for "sentencepiece"). `lowercase` applies to
-// "wordpiece" only. Unknown kind -> InvalidArgument listing the known kinds.
+// vocab.json for "use-unigram", the .model file for "sentencepiece"). `lowercase` and `specials`
+// apply to "wordpiece" only (InvalidArgument for other kinds unless `specials` is BERT's default).
+// Unknown kind -> InvalidArgument listing the known kinds.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& kind, const std::string& path,
-                                          bool lowercase = true);
+                                          bool lowercase = true, const SpecialTokens& specials = {});
 
 }  // namespace counterpoint

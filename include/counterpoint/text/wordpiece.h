@@ -4,14 +4,18 @@
 //   - cleaning drops NUL, U+FFFD and control characters and turns whitespace into spaces;
 //   - CJK ideographs become words of their own; text is NFC-normalised, then split on
 //     whitespace (Python's str.split() definition);
-//   - with lowercase: Python-style lower-casing (final sigma included), NFD, combining marks
+//   - with lowercase: each code point's full lower case, as Hugging Face's tokenizers (a capital
+//     sigma is σ even at the end of a word, where Python's str.lower() gives ς), NFD, combining marks
 //     (category Mn) removed;
 //   - punctuation (ASCII 33-47, 58-64, 91-96, 123-126 and Unicode P*) splits words;
 //   - greedy longest-match-first WordPiece with "##" continuations; a word longer than 100
 //     code points or with an unmatched remainder becomes one [UNK];
-//   - the special tokens of the vocabulary ([CLS], [SEP], [UNK], [PAD], [MASK]) written
-//     literally in the text are kept as those tokens, as Hugging Face does;
-//   - [CLS] text [SEP]; pairs [CLS] a [SEP] b [SEP] with type ids 0 then 1.
+//   - the model's added tokens (SpecialTokens::literals; BERT's [CLS], [SEP], [UNK], [PAD],
+//     [MASK]) written in the text are kept as those tokens, leftmost and longest first, as Hugging
+//     Face's tokenizers do: raw ones in the raw text, normalised ones (MPNet's <unk>) in the
+//     lower-cased, accent-stripped words;
+//   - cls text sep ([CLS] text [SEP]; <s> text </s> for MPNet); pairs cls a sep b sep with type
+//     ids 0 then 1, with the model's number of separators between a and b (</s></s> for MPNet).
 // Truncation of pairs removes one token at a time from the longer segment (from the second
 // when both are equally long).
 #pragma once
@@ -30,11 +34,13 @@ class WordPieceTokenizer : public Tokenizer {
   static constexpr std::size_t kMaxCharsPerWord = 100;
 
   // `pieces[i]` is the piece with id i. CorruptFile (naming `source`) on duplicate or empty
-  // pieces or when [CLS], [SEP], [UNK] or [PAD] is missing.
+  // pieces or when the vocabulary lacks a special token (cls, sep, unk, pad; mask and the
+  // literals too when `specials` is not BERT's default).
   WordPieceTokenizer(std::vector<std::string> pieces, bool lowercase,
-                     const std::string& source = "vocabulary");
+                     const std::string& source = "vocabulary", const SpecialTokens& specials = {});
   // Reads vocab.txt: one piece per line, line n (from 0) holding the piece with id n.
-  static WordPieceTokenizer from_file(const std::string& vocab_path, bool lowercase = true);
+  static WordPieceTokenizer from_file(const std::string& vocab_path, bool lowercase = true,
+                                      const SpecialTokens& specials = {});
 
   Encoding encode(std::string_view text, std::size_t max_length) const override;
   Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length) const override;
@@ -53,16 +59,25 @@ class WordPieceTokenizer : public Tokenizer {
     int64_t id;
     const std::string* piece;
   };
+  struct Literal {
+    int64_t id;
+    bool normalized;
+  };
   std::vector<Token> tokenize_ids(std::string_view text) const;
+  // The longest literal of `normalized` kind spelt at `text[pos]`, or nullptr.
+  const Literal* literal_at(std::string_view text, std::size_t pos, bool normalized) const;
+  void split_punctuation(const std::string& word, std::size_t begin, std::size_t end, std::vector<Token>& out) const;
   void split_basic(std::string_view segment, std::vector<Token>& out) const;
   void append_wordpieces(const std::string& word, std::vector<Token>& out) const;
   Token token_of(int64_t id) const { return Token{id, &pieces_[static_cast<std::size_t>(id)]}; }
 
   std::vector<std::string> pieces_;
   std::unordered_map<std::string, int64_t> ids_;
-  std::vector<int64_t> special_ids_;  // special tokens recognised when written in the text
+  std::vector<Literal> literals_;  // pieces kept whole when written in a text, longest first
+  bool first_bytes_[2][256] = {};   // [normalized][byte]: some literal of that kind starts with it
   bool lowercase_;
   int64_t cls_id_, sep_id_, unk_id_, pad_id_;
+  std::size_t pair_separators_;
 };
 
 }  // namespace counterpoint

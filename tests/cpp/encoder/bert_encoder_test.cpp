@@ -5,6 +5,7 @@
 // the pooled embedding, and model directories whose head is wrong.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -408,6 +409,146 @@ TEST(BertEncoder, ANetworkProducingNaNIsRefusedAtEncodeWithTheModelNamed) {
     EXPECT_NE(std::string(e.what()).find("non-finite embedding"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find(encoder->manifest().name), std::string::npos);
   }
+}
+
+// Indexes, caches and Milvus collections record the identity; models that name no special tokens
+// (every BERT model) must keep the one they had before manifests could name them.
+TEST(BertEncoder, TheIdentityIsTheOneRecordedBeforeManifestsNamedSpecialTokens) {
+  const auto encoder = Encoder::load(kFixture, EncoderConfig{1});
+  EXPECT_EQ(encoder->identity(), "bert-tiny-random@7d7caf47f39c#dc417df80e5f");
+  EXPECT_EQ(encoder->settings().find("tokenizer_specials"), std::string::npos);
+}
+
+// ---- MPNet: tests/fixtures/mpnet_tiny, the random checkpoint of mpnet_tiny_golden.json converted
+// (tests/python/test_mpnet_converter.py --write-fixture); the golden holds the ids of its Hugging
+// Face tokenizer and the mean-pooled, normalised states of transformers' MPNetModel.
+
+const std::string kMpnetFixture = std::string(COUNTERPOINT_TEST_DATA_DIR) + "/mpnet_tiny";
+
+std::vector<ExpectedSentence> mpnet_golden() {
+  const auto j = nlohmann::json::parse(read_file(std::string(COUNTERPOINT_TEST_DATA_DIR) + "/mpnet_tiny_golden.json"));
+  std::vector<ExpectedSentence> out;
+  for (const auto& s : j.at("texts")) {
+    out.push_back({s.at("text").get<std::string>(), s.at("ids").get<std::vector<int64_t>>(),
+                   s.at("embedding").get<std::vector<float>>()});
+  }
+  return out;
+}
+
+TEST(MpnetEncoder, TokensAndEmbeddingsAreTransformersOnesInOneBatchAndOneByOne) {
+  const auto golden = mpnet_golden();
+  const auto encoder = Encoder::load(kMpnetFixture, EncoderConfig{1});
+  EXPECT_EQ(encoder->manifest().architecture, "mpnet");
+  EXPECT_EQ(encoder->model().tokenizer().pad_id(), 1);  // <pad>: positions count from 2
+  for (const auto& s : golden) EXPECT_EQ(encoder->tokenize(s.text).ids, s.ids) << s.text;
+  EncodeOptions one_by_one;
+  one_by_one.batch_size = 1;
+  for (const EncodeOptions& options : {EncodeOptions{}, one_by_one}) {
+    const Matrix rows = encoder->encode(texts_of(golden), options);
+    for (std::size_t i = 0; i < golden.size(); ++i) {
+      for (std::size_t c = 0; c < 32; ++c) {
+        EXPECT_NEAR(rows.row(i)[c], golden[i].embedding[c], 2e-6) << golden[i].text << " dim " << c;
+      }
+    }
+  }
+}
+
+TEST(MpnetEncoder, SpecialTokensArePartOfTheIdentityAndAMismatchNamesThem) {
+  const auto encoder = Encoder::load(kMpnetFixture, EncoderConfig{1});
+  EXPECT_NE(encoder->settings().find("\"tokenizer_specials\""), std::string::npos);
+  const fs::path dir = fs::path(::testing::TempDir()) / "cp_mpnet_specials";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* name : {"manifest.json", "model.pt", "vocab.txt"}) fs::copy_file(fs::path(kMpnetFixture) / name, dir / name);
+  ModelManifest manifest = ModelManifest::load(dir.string());
+  manifest.specials.pair_separators = 1;
+  manifest.save(dir.string());
+  const auto other = Encoder::load(dir.string(), EncoderConfig{1});
+  EXPECT_NE(other->identity(), encoder->identity());
+  EXPECT_NE(other->identity_mismatch(encoder->identity(), encoder->settings()).find("tokenizer_specials"),
+            std::string::npos)
+      << other->identity_mismatch(encoder->identity(), encoder->settings());
+  EXPECT_FALSE(other->shares_network_with(*encoder));
+}
+
+TEST(MpnetEncoder, AManifestWhoseSpecialsTheVocabularyLacksIsRefusedNamingThePiece) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "cp_mpnet_bad_specials";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* name : {"manifest.json", "model.pt", "vocab.txt"}) fs::copy_file(fs::path(kMpnetFixture) / name, dir / name);
+  ModelManifest manifest = ModelManifest::load(dir.string());
+  manifest.specials.cls = "<cls>";
+  manifest.save(dir.string());
+  try {
+    Encoder::load(dir.string(), EncoderConfig{1});
+    FAIL() << "a cls token missing from the vocabulary was accepted";
+  } catch (const CorruptFile& e) {
+    EXPECT_NE(std::string(e.what()).find("missing special token <cls> (the model's cls token, as its manifest names it)"),
+              std::string::npos)
+        << e.what();
+  }
+  auto text = read_file((dir / "manifest.json").string());
+  text.replace(text.find("\"cls\""), 5, "\"bos\"");
+  EXPECT_THROW(ModelManifest::parse(text, "manifest.json"), CorruptFile);
+}
+
+// ---- all-mpnet-base-v2's own vocabulary and tokenizer.json -------------------------------------
+// tests/fixtures/text/mpnet_tokenizer_golden.json (models/bert/make_mpnet_golden.py tokenizer): the
+// ids of the Hugging Face fast tokenizer of the real model for hostile strings and strings that
+// spell its special tokens, and the manifest fields the converter writes for it. The vocabulary is
+// bert-base-uncased's behind <s> <pad> </s> <unk>, with <mask> last: it is rebuilt from the
+// bert-base-uncased vocabulary set-up installs and checked against the real vocab.txt's SHA-256.
+TEST(MpnetVocabulary, TheRealTokenizerGivesTheReferenceIdsForSinglesAndPairs) {
+  const char* bert_vocab = std::getenv("COUNTERPOINT_BERT_VOCAB");
+  if (bert_vocab == nullptr || *bert_vocab == '\0') {
+    GTEST_SKIP() << "COUNTERPOINT_BERT_VOCAB is unset: run models/bert_vocab/fetch_vocab.sh DIR and point it at "
+                    "DIR/vocab.txt";
+  }
+  const auto golden = nlohmann::json::parse(
+      read_file(std::string(COUNTERPOINT_TEST_DATA_DIR) + "/text/mpnet_tokenizer_golden.json"));
+  std::string vocab;
+  for (const auto& piece : golden.at("vocab_head")) vocab += piece.get<std::string>() + "\n";
+  vocab += read_file(bert_vocab);
+  for (const auto& piece : golden.at("vocab_tail")) vocab += piece.get<std::string>() + "\n";
+  ASSERT_EQ(sha256_hex(vocab), golden.at("vocab_sha256").get<std::string>());
+  const fs::path dir = fs::path(::testing::TempDir()) / "cp_mpnet_vocab";
+  fs::create_directories(dir);
+  write_file_atomic((dir / "vocab.txt").string(), vocab);
+
+  nlohmann::json tokenizer = golden.at("tokenizer");
+  tokenizer["kind"] = "wordpiece";
+  tokenizer["file"] = "vocab.txt";
+  tokenizer["lowercase"] = golden.at("lowercase");
+  const std::string fake_sha(64, '0');
+  const nlohmann::json manifest_json = {
+      {"format", "counterpoint-model"}, {"format_version", 1}, {"name", "all-mpnet-base-v2"},
+      {"architecture", "mpnet"}, {"embedding_dim", 768}, {"max_length", 384}, {"pooling", "mean"},
+      {"tokenizer", tokenizer}, {"license", "Apache-2.0"}, {"files", {{"model.pt", fake_sha}, {"vocab.txt", fake_sha}}}};
+  const ModelManifest manifest = ModelManifest::parse(manifest_json.dump(), "manifest.json");
+  const auto t = load_tokenizer("wordpiece", (dir / "vocab.txt").string(), manifest.lowercase, manifest.specials);
+  ASSERT_EQ(t->vocab_size(), golden.at("vocab_pieces").get<std::size_t>());
+  EXPECT_EQ(t->pad_id(), 1);
+  std::size_t checked = 0;
+  for (const auto& single : golden.at("single")) {
+    const std::string text = single.at("text").get<std::string>();
+    EXPECT_EQ(t->encode(text, 0).ids, single.at("ids").get<std::vector<int64_t>>()) << text;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 82u);
+  for (const auto& pair : golden.at("pairs")) {
+    EXPECT_EQ(t->encode_pair(pair.at("a").get<std::string>(), pair.at("b").get<std::string>(), 0).ids,
+              pair.at("ids").get<std::vector<int64_t>>())
+        << pair.at("a");
+  }
+  // Cut to 384 as sentence-transformers truncates: <s>, 382 pieces, </s>.
+  std::string words;
+  for (int i = 0; i < 500; ++i) words += "word ";
+  const Encoding cut = t->encode(words, 384);
+  EXPECT_EQ(cut.ids.size(), 384u);
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.ids.front(), 0);
+  EXPECT_EQ(cut.ids[382], 2777);  // "word"
+  EXPECT_EQ(cut.ids.back(), 2);
 }
 
 TEST(BertEncoder, MissingDirectoryIsFileNotFound) {

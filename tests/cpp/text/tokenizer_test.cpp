@@ -39,6 +39,17 @@ TEST(LoadTokenizer, UnknownKindListsTheKnownOnes) {
   }
 }
 
+TEST(LoadTokenizer, SpecialTokensForAKindThatReadsItsOwnAreRefused) {
+  SpecialTokens specials;
+  specials.cls = "<s>";
+  try {
+    load_tokenizer("use-unigram", "/nonexistent/vocab.json", true, specials);
+    FAIL() << "specials for use-unigram accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tokenizer kind \"use-unigram\" takes its special tokens from /nonexistent/vocab.json"));
+  }
+}
+
 TEST(LoadTokenizer, MissingFilesAreNotFound) {
   EXPECT_THROW(load_tokenizer("wordpiece", "/nonexistent/vocab.txt"), FileNotFound);
   EXPECT_THROW(load_tokenizer("use-unigram", "/nonexistent/vocab.json"), FileNotFound);

@@ -78,11 +78,13 @@ TEST(WordPiece, StripsEveryCombiningMarkWhenLowerCasing) {
   EXPECT_EQ(t.tokenize("Caf\u00E9 NA\u00CFVE r\u00E9sum\u00E9 Zoe\u0308"), (Pieces{"cafe", "naive", "resume", "zoe"}));
 }
 
-TEST(WordPiece, CapitalSigmaLowerCasesToFinalSigmaAtTheEndOfAWord) {
-  auto t = words_vocab(true, {"\u03BF\u03B4\u03BF\u03C2", "\u03C3\u03B1", "."});
-  // "ΟΔΟΣ." -> "οδος" + "." (the full stop is case-ignorable); "ΣΑ" -> "σα".
-  EXPECT_EQ(t.tokenize("\u039F\u0394\u039F\u03A3. \u03A3\u0391"),
-            (Pieces{"\u03BF\u03B4\u03BF\u03C2", ".", "\u03C3\u03B1"}));
+// Hugging Face's tokenizers lower-case each code point alone (tokenizers 0.19.1 and transformers
+// 4.40.2's slow BertTokenizer: ΟΔΟΣ. ΣΑΣ -> ο ##δ ##ο ##σ . σ ##α ##σ with bert-base-uncased), where
+// Python's str.lower() would end both words in ς.
+TEST(WordPiece, CapitalSigmaLowerCasesToSigmaEvenAtTheEndOfAWord) {
+  auto t = words_vocab(true, {"\u03BF\u03B4\u03BF\u03C3", "\u03BF\u03B4\u03BF\u03C2", "\u03C3\u03B1", "\u03C3\u03B1\u03C3", "."});
+  EXPECT_EQ(t.tokenize("\u039F\u0394\u039F\u03A3. \u03A3\u0391 \u03A3\u0391\u03A3"),
+            (Pieces{"\u03BF\u03B4\u03BF\u03C3", ".", "\u03C3\u03B1", "\u03C3\u03B1\u03C3"}));
 }
 
 TEST(WordPiece, CjkIdeographsBecomeWordsOfTheirOwn) {
@@ -222,6 +224,81 @@ TEST(WordPiece, TenMegabytesOfTextTokenize) {
   EXPECT_EQ(e.ids.size(), 512u);
   EXPECT_TRUE(e.truncated);
   EXPECT_THAT(std::vector<std::string>(e.pieces.end() - 4, e.pieces.end()), ElementsAre("runn", "##ing", ",", "[SEP]"));  // 85 x 6 pieces
+}
+
+// ---- special tokens named by the model (MPNet's layout; the ids are positions) ----------------
+
+namespace {
+
+// MPNet-style: <s> <pad> </s> <unk> first, BERT's bracketed pieces as ordinary ones, <mask> last.
+const Pieces kMpnetToy = {"<s>", "<pad>", "</s>", "<unk>", "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                          "<", ">", "[", "]", "a", "b", "un", "##k", "cl", "##s", "<mask>"};
+
+SpecialTokens mpnet_specials() {
+  SpecialTokens s;
+  s.cls = "<s>";
+  s.sep = "</s>";
+  s.pad = "<pad>";
+  s.unk = "[UNK]";
+  s.mask = "<mask>";
+  s.literals = {{"<s>", false}, {"<pad>", false}, {"</s>", false}, {"<unk>", true}, {"[UNK]", false}, {"<mask>", false}};
+  s.pair_separators = 2;
+  return s;
+}
+
+}  // namespace
+
+TEST(WordPieceSpecials, TheModelsSpecialsFrameTheTextAndTheLiteralsItNamesStayWhole) {
+  WordPieceTokenizer t(kMpnetToy, true, "toy", mpnet_specials());
+  EXPECT_EQ(t.pad_id(), 1);
+  // <s> a </s>; [CLS] is no literal of this model: [ cl ##s ].
+  EXPECT_THAT(t.encode("a", 0).ids, ElementsAre(0, 13, 2));
+  EXPECT_THAT(t.encode("[CLS]a", 0).ids, ElementsAre(0, 11, 17, 18, 12, 13, 2));
+  // Raw literals in the raw text, anywhere, longest first; a lower-cased spelling is no match.
+  EXPECT_THAT(t.encode("a<mask>b<s></s>[UNK]", 0).ids, ElementsAre(0, 13, 19, 14, 0, 2, 5, 2));
+  EXPECT_THAT(t.encode("[unk]", 0).ids, ElementsAre(0, 11, 15, 16, 12, 2));
+  // The normalised literal <unk> is found after lower-casing and accent stripping, inside a word.
+  EXPECT_THAT(t.encode("a<UNK>b <\u00dank>", 0).ids, ElementsAre(0, 13, 3, 14, 3, 2));
+  EXPECT_THAT(t.encode("<un", 0).ids, ElementsAre(0, 9, 15, 2));
+  // Pairs: <s> a </s></s> b </s>, and the four specials leave max_length - 4 for the texts.
+  Encoding pair = t.encode_pair("a", "b", 0);
+  EXPECT_THAT(pair.ids, ElementsAre(0, 13, 2, 2, 14, 2));
+  EXPECT_THAT(pair.type_ids, ElementsAre(0, 0, 0, 1, 1, 1));
+  EXPECT_THAT(t.encode_pair("a a", "b b", 6).ids, ElementsAre(0, 13, 2, 2, 14, 2));
+  try {
+    t.encode_pair("a", "b", 3);
+    FAIL() << "max_length 3 accepted for a pair of four specials";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("leaves no room for the 4 special tokens of a pair (<s>, </s> x 3; at least 4"));
+  }
+}
+
+TEST(WordPieceSpecials, BertsDefaultsAreWhatAVocabularyAloneMeans) {
+  EXPECT_TRUE(SpecialTokens{}.is_bert());
+  EXPECT_FALSE(mpnet_specials().is_bert());
+  WordPieceTokenizer plain(kToyVocab, true);
+  WordPieceTokenizer named(kToyVocab, true, "toy", SpecialTokens{});
+  for (const char* text : {"[CLS]want[MASK]", "UNwant\u00E9d,running", "[SEP][UNK]"}) {
+    EXPECT_EQ(plain.encode(text, 0).ids, named.encode(text, 0).ids) << text;
+  }
+  EXPECT_THAT(plain.encode("want[MASK]", 0).ids, ElementsAre(1, 5, 4, 2));
+}
+
+TEST(WordPieceSpecials, ASpecialOrLiteralTheVocabularyLacksIsCorruptNamingIt) {
+  SpecialTokens no_mask = mpnet_specials();
+  no_mask.mask = "<msk>";
+  try {
+    WordPieceTokenizer(kMpnetToy, true, "toy.txt", no_mask);
+    FAIL() << "absent mask accepted";
+  } catch (const CorruptFile& e) {
+    EXPECT_THAT(e.what(), HasSubstr("toy.txt: missing special token <msk> (the model's mask token, as its manifest names it)"));
+  }
+  SpecialTokens absent_literal = mpnet_specials();
+  absent_literal.literals.push_back({"<sep>", false});
+  EXPECT_THROW(WordPieceTokenizer(kMpnetToy, true, "toy", absent_literal), CorruptFile);
+  SpecialTokens three = mpnet_specials();
+  three.pair_separators = 3;
+  EXPECT_THROW(WordPieceTokenizer(kMpnetToy, true, "toy", three), CorruptFile);
 }
 
 // ---- the real bert-base-uncased vocabulary (models/bert_vocab/fetch_vocab.sh) ----------------
