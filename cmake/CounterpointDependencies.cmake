@@ -1,7 +1,7 @@
 # Every dependency comes from a Debian package; scripts/setup.sh installs them.
 find_package(OpenMP REQUIRED)          # must precede faiss: its config expects OpenMP::OpenMP_CXX
 find_package(faiss REQUIRED)
-find_package(Torch REQUIRED)
+include(CounterpointTorch)         # Debian's libtorch, or the target Python's torch for pip install
 find_package(Eigen3 REQUIRED NO_MODULE)
 find_package(nlohmann_json REQUIRED)
 find_package(CLI11 REQUIRED)

@@ -43,8 +43,10 @@ if(COUNTERPOINT_WHEEL)
     message(FATAL_ERROR "pip install needs the Python module: do not set COUNTERPOINT_BUILD_PYTHON=OFF")
   endif()
   install(DIRECTORY python/counterpoint/ DESTINATION counterpoint COMPONENT python
-    FILES_MATCHING PATTERN "*.py" PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__pycache__" EXCLUDE)
+    FILES_MATCHING PATTERN "*.py" PATTERN "*.pyi" PATTERN "py.typed" PATTERN "__pycache__" EXCLUDE
+    PATTERN "_linked_torch.py" EXCLUDE)  # the checkout's build's; the wheel's own is installed below
   install(TARGETS _core LIBRARY DESTINATION counterpoint COMPONENT python)
+  install(FILES ${CMAKE_BINARY_DIR}/python/counterpoint/_linked_torch.py DESTINATION counterpoint COMPONENT python)
   install(TARGETS counterpoint counterpoint_sentencepiece LIBRARY DESTINATION counterpoint/lib COMPONENT python
     NAMELINK_SKIP)
   install(TARGETS counterpoint_cli RUNTIME DESTINATION counterpoint/bin COMPONENT python)

@@ -12,34 +12,94 @@ kappa4) or token-map scores. Every hit carries each score component.
 
 import collections as _collections
 import glob as _glob
-import importlib as _importlib
 import importlib.util as _importlib_util
 import os as _os
 import sys as _sys
 
 
-def _load_core():
-    """Imports counterpoint._core from this package, or from $COUNTERPOINT_BUILD_DIR."""
+def _core_file():
+    """The path of counterpoint._core: this package's, or one in $COUNTERPOINT_BUILD_DIR."""
+    spec = _importlib_util.find_spec(__name__ + "._core")
+    if spec is not None and spec.origin:
+        return spec.origin
+    build_dir = _os.environ.get("COUNTERPOINT_BUILD_DIR")
+    candidates = []
+    if build_dir:
+        for folder in (build_dir, _os.path.join(build_dir, "python"),
+                       _os.path.join(build_dir, "python", "counterpoint")):
+            candidates += _glob.glob(_os.path.join(folder, "_core*.so"))
+    if not candidates:
+        raise ImportError(
+            "counterpoint's compiled module _core was not found. Install the package with "
+            "pip install <checkout>, or build it with: cmake -S <repo> -B <repo>/build-py -DPython3_EXECUTABLE=" +
+            _sys.executable + " && cmake --build <repo>/build-py --target _core; then put <repo>/python on "
+            "PYTHONPATH, or set COUNTERPOINT_BUILD_DIR to the folder holding _core*.so.")
+    return candidates[0]
+
+
+def _torch_package_version(spec):
+    """torch's version as its package states it (torch/version.py), without importing torch."""
+    version_file = _os.path.join(_os.path.dirname(spec.origin), "version.py")
     try:
-        return _importlib.import_module(__name__ + "._core")
-    except ImportError as error:
-        build_dir = _os.environ.get("COUNTERPOINT_BUILD_DIR")
-        candidates = []
-        if build_dir:
-            for folder in (build_dir, _os.path.join(build_dir, "python"),
-                           _os.path.join(build_dir, "python", "counterpoint")):
-                candidates += _glob.glob(_os.path.join(folder, "_core*.so"))
-        if not candidates:
-            raise ImportError(
-                "counterpoint's compiled module _core could not be imported (" + str(error) + "). "
-                "Build it with: cmake -S <repo> -B <repo>/build-py -DPython3_EXECUTABLE=" + _sys.executable +
-                " && cmake --build <repo>/build-py --target _core; then put <repo>/python on PYTHONPATH, "
-                "or set COUNTERPOINT_BUILD_DIR to the folder holding _core*.so.") from error
-        spec = _importlib_util.spec_from_file_location(__name__ + "._core", candidates[0])
-        module = _importlib_util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _sys.modules[__name__ + "._core"] = module
-        return module
+        with open(version_file, encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("__version__"):
+                    return line.split("=", 1)[1].strip().strip("'\"")
+    except OSError:
+        pass
+    return "of unknown version"
+
+
+def _check_linked_torch(core_file):
+    """Refuses, before the compiled module is loaded, a torch that cannot share the process with
+    it: two libtorch builds in one process abort or crash the interpreter (a notebook's kernel dies
+    without a message). _linked_torch.py, written beside the module by its build, says which
+    libtorch the module links."""
+    linked_file = _os.path.join(_os.path.dirname(core_file), "_linked_torch.py")
+    if not _os.path.exists(linked_file):
+        return
+    linked = {}
+    with open(linked_file, encoding="utf-8") as handle:
+        exec(handle.read(), linked)  # three string constants written by CMake
+    reinstall = ("pip install <counterpoint checkout or sdist> into this environment builds counterpoint "
+                 "against its torch")
+    if linked["SOURCE"] == "python":
+        # The module links this torch's libtorch: import it first, so that the libraries are the
+        # ones torch loads, in the order it loads them, whichever is imported first by the user.
+        try:
+            import torch
+        except ImportError as error:
+            raise ImportError(f"counterpoint was built against torch {linked['VERSION']}, which this environment "
+                              f"no longer has ({error}); {reinstall}") from error
+        if torch.__version__ != linked["VERSION"]:
+            raise ImportError(f"counterpoint was built against torch {linked['VERSION']}, but this environment has "
+                              f"torch {torch.__version__}; the two libtorch builds cannot share a process: "
+                              f"reinstall counterpoint (pip install --force-reinstall --no-cache-dir ...); {reinstall}")
+        return
+    spec = _importlib_util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return
+    library = _os.path.join(_os.path.dirname(spec.origin), "lib", "libtorch_cpu.so")
+    package_dir = _os.path.realpath(_os.path.dirname(spec.origin))
+    if _os.path.exists(library) and _os.path.realpath(library).startswith(package_dir + _os.sep):
+        raise ImportError(
+            f"this counterpoint module links the system's libtorch {linked['VERSION']}, but this environment's "
+            f"torch ({_torch_package_version(spec)}, {package_dir}) is another build of libtorch, and the two "
+            f"would crash the interpreter in one process; {reinstall} (README: Install into your own environment)")
+
+
+def _load_core():
+    """Imports counterpoint._core after checking that this environment's torch can share the process."""
+    core_file = _core_file()
+    _check_linked_torch(core_file)
+    name = __name__ + "._core"
+    if name in _sys.modules:
+        return _sys.modules[name]
+    spec = _importlib_util.spec_from_file_location(name, core_file)
+    module = _importlib_util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _sys.modules[name] = module
+    return module
 
 
 _core = _load_core()

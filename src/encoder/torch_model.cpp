@@ -11,17 +11,30 @@
 
 #include "counterpoint/core/errors.h"
 #include "counterpoint/core/files.h"
+#include "counterpoint/encoder/torchscript_files.h"
 
 namespace counterpoint {
 
 namespace {
 
+// A network saved by another torch may use what this libtorch cannot read: the refusal names both.
+[[noreturn]] void refuse_torchscript(const std::string& path, const std::string& what) {
+  const std::string writer = torchscript_writer(path);
+  std::string versions = " with libtorch " + std::string(linked_torch_version());
+  if (!writer.empty() && writer != linked_torch_version()) {
+    versions += " (it was saved by torch " + writer + "; save it again under torch " + linked_torch_version() +
+                ", or install counterpoint against torch " + writer + ")";
+  }
+  throw CorruptFile("cannot load TorchScript model " + path + versions + ": " + what.substr(0, 300));
+}
+
 torch::jit::Module load_torchscript(const std::string& path) {
   try {
     return torch::jit::load(path, torch::kCPU);
   } catch (const c10::Error& e) {
-    std::string what = e.what_without_backtrace();
-    throw CorruptFile("cannot load TorchScript model " + path + ": " + what.substr(0, 300));
+    refuse_torchscript(path, e.what_without_backtrace());
+  } catch (const std::exception& e) {  // the TorchScript compiler's ErrorReport: code it cannot compile
+    refuse_torchscript(path, e.what());
   }
 }
 
@@ -379,7 +392,10 @@ const std::string kAtenCpuCapabilityAtLoad = [] {
 NumericKernels numeric_kernels() {
   NumericKernels kernels;
   using GetConfig = char* (*)();
-  if (auto get_config = reinterpret_cast<GetConfig>(openblas_function("openblas_get_config"))) {
+  if (at::hasMKL()) {
+    // libtorch's own BLAS; an OpenBLAS in the process then serves FAISS, not the encoder.
+    kernels.blas = "MKL (linked into libtorch)";
+  } else if (auto get_config = reinterpret_cast<GetConfig>(openblas_function("openblas_get_config"))) {
     kernels.blas = get_config();
   }
   kernels.aten_cpu_capability = kAtenCpuCapabilityAtLoad;

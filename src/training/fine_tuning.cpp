@@ -9,6 +9,7 @@
 #include "counterpoint/core/files.h"
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "counterpoint/encoder/torchscript_files.h"
 
 namespace counterpoint::training::detail {
 
@@ -40,7 +41,7 @@ void write_model_directory(Encoder& encoder, const std::string& dir, const std::
     write_file_atomic(model_path, read_file(join_path(encoder.directory(), base.model_file)));
   } else {
     try {
-      model.module().save(model_path + ".partial");
+      model.module().save(model_path + ".partial", torchscript_writer_record());
       fs::rename(model_path + ".partial", model_path);
     } catch (const std::exception& e) {
       throw IoError("cannot write " + model_path + ": " + e.what());

@@ -19,6 +19,7 @@
 #include "counterpoint/encoder/encoder.h"
 #include "counterpoint/encoder/feature_cache.h"
 #include "counterpoint/encoder/torch_model.h"
+#include "counterpoint/encoder/torchscript_files.h"
 #include "counterpoint/eval/retrieval_task.h"
 #include "fine_tuning.h"
 #include "run_loop.h"
@@ -391,7 +392,7 @@ EncoderTrainReport train(Encoder& encoder, const std::vector<Triple>& triples, c
   };
   // The network goes into the checkpoint only when it learns; the head whenever there is one.
   task.save_files = [&](const std::string& dir) {
-    if (!head_only) module.save(join_path(dir, "model.pt"));
+    if (!head_only) module.save(join_path(dir, "model.pt"), torchscript_writer_record());
     if (!model.head().empty()) save_head(model.head_kind(), model.head(), join_path(dir, "head.pt"));
     detail::save_optimizer(optimizer, join_path(dir, "optimizer.pt"));
     if (!best_parameters.empty()) torch::save(best_parameters, join_path(dir, "best.pt"));
