@@ -66,6 +66,13 @@ def _check_linked_torch(core_file):
     if linked["SOURCE"] == "python":
         # The module links this torch's libtorch: import it first, so that the libraries are the
         # ones torch loads, in the order it loads them, whichever is imported first by the user.
+        # PyPI's torch runs its matrix products (MKL) and element-wise kernels on libgomp's threads,
+        # which by default spin between parallel regions: on 2 cores, encoding with threads=2 took
+        # 2.3x the CPU time per text of Debian's build, and 1.01x with a passive wait policy
+        # (benchmarks/speed/torch_builds.py). libgomp reads the policy once, when torch loads it,
+        # so it is set only when torch is not loaded yet and the user has not chosen one.
+        if "torch" not in _sys.modules:
+            _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import torch
         except ImportError as error:

@@ -45,7 +45,11 @@ SCENARIO = textwrap.dedent("""
                                    threads=1, head_only=True)
         head = cp.Encoder.load(folder + "/head", threads=1)
         head_shape = list(head.encode(texts[:1]).shape)
-    print(json.dumps({"torch": torch.__version__, "torch_cosine": torch_cosine,
+    import os
+    linked = {}
+    exec(open(os.path.join(os.path.dirname(cp._core.__file__), "_linked_torch.py")).read(), linked)
+    print(json.dumps({"torch": torch.__version__, "torch_cosine": torch_cosine, "linked": linked["SOURCE"],
+                      "wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                       "counterpoint_cosine": float(cp.cosine(embeddings[0:1], embeddings[1:2])[0][0]),
                       "shape": list(embeddings.shape), "hits": hits, "loaded_hits": loaded_hits,
                       "head_steps": report["steps"], "head_shape": head_shape}))
@@ -54,8 +58,9 @@ SCENARIO = textwrap.dedent("""
 
 @pytest.mark.parametrize("order", ["torch first", "counterpoint first"])
 def test_torch_and_counterpoint_share_one_process_in_either_import_order(order):
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     child = subprocess.run([sys.executable, "-c", SCENARIO, order, str(BERT_TINY), str(TINY_MODEL)],
-                           capture_output=True, text=True, timeout=600, env=os.environ.copy())
+                           capture_output=True, text=True, timeout=600, env=env)
     assert child.returncode == 0, f"exit status {child.returncode}\n{child.stderr[-3000:]}"
     outcome = json.loads(child.stdout.strip().splitlines()[-1])
     assert outcome["shape"][0] == 3
@@ -64,6 +69,11 @@ def test_torch_and_counterpoint_share_one_process_in_either_import_order(order):
     assert outcome["loaded_hits"] == outcome["hits"]
     assert outcome["head_steps"] == 1
     assert outcome["head_shape"][0] == 1
+    # A module built against PyPI's torch sets libgomp's passive wait policy when it loads torch itself
+    # (its threads would otherwise spin between kernels); one beside torch already loaded, or one
+    # linking the system's libtorch, leaves the process's policy alone.
+    expected = "PASSIVE" if order == "counterpoint first" and outcome["linked"] == "python" else None
+    assert outcome["wait_policy"] == expected
 
 
 # Cross-version parity: a second interpreter with the other torch build. scripts/user_env.sh points
