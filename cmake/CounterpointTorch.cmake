@@ -79,8 +79,7 @@ foreach(lib torch_cpu c10)
       "is it a complete torch package?")
   endif()
   add_library(counterpoint_torch_${lib} SHARED IMPORTED)
-  set_target_properties(counterpoint_torch_${lib} PROPERTIES IMPORTED_LOCATION ${torch_lib_dir}/lib${lib}.so
-    IMPORTED_NO_SONAME OFF)
+  set_target_properties(counterpoint_torch_${lib} PROPERTIES IMPORTED_LOCATION ${torch_lib_dir}/lib${lib}.so)
 endforeach()
 add_library(counterpoint_torch INTERFACE IMPORTED)
 target_include_directories(counterpoint_torch SYSTEM INTERFACE

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from conftest import BERT_TINY, TINY_MODEL
@@ -100,12 +101,10 @@ def embed(python, model, texts_file, out):
     child = subprocess.run([python, "-c", EMBED, str(model), str(texts_file), str(out)], capture_output=True,
                            text=True, timeout=600)
     assert child.returncode == 0, f"{python}: exit status {child.returncode}\n{child.stderr[-3000:]}"
-    import numpy as np
     return child.stdout.strip().splitlines()[-1], np.load(out)
 
 
 def min_cosine(a, b):
-    import numpy as np
     a = a / np.linalg.norm(a, axis=1, keepdims=True)
     b = b / np.linalg.norm(b, axis=1, keepdims=True)
     return float((a * b).sum(axis=1).min())
