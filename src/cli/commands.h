@@ -84,8 +84,11 @@ std::string default_models_dir();
 // copy (<prefix>/share/counterpoint/models), else the source tree's.
 std::string model_installer();
 // The Python that runs it: $COUNTERPOINT_PYTHON (the pip package's console script sets it to its
-// own interpreter), else the one the build was configured with.
+// own interpreter), else set-up's .venv of the checkout that built this program, else the one the
+// build was configured with.
 std::string model_installer_python();
+// This program's own path (the converter runs it to check a converted model's tokenizer).
+std::string executable_path();
 // The bundled example corpus: ./examples/corpus, else the installed copy
 // (<prefix>/share/counterpoint/examples/corpus), else the source tree's.
 std::string default_example_corpus();

@@ -22,9 +22,11 @@ namespace {
 
 // The directory holding the running executable (for an installed CLI: <prefix>/bin).
 std::string executable_dir() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : exe.parent_path().string();
+  try {
+    return std::filesystem::path(executable_path()).parent_path().string();
+  } catch (const Error&) {
+    return ".";
+  }
 }
 
 // The first of `candidates` that exists, else the first.
@@ -49,7 +51,18 @@ std::string model_installer() {
 
 std::string model_installer_python() {
   const char* python = std::getenv("COUNTERPOINT_PYTHON");
-  return python && *python ? python : COUNTERPOINT_PYTHON;
+  if (python && *python) return python;
+  // Set-up's environment (Debian's torch, plus the tokenizers package the converter's check needs)
+  // when the checkout that built this CLI has one.
+  const std::string setup_venv = std::string(COUNTERPOINT_SOURCE_DIR) + "/.venv/bin/python";
+  return path_exists(setup_venv) ? setup_venv : COUNTERPOINT_PYTHON;
+}
+
+std::string executable_path() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find this program's own path (/proc/self/exe): " + ec.message());
+  return exe.string();
 }
 
 std::shared_ptr<Encoder> load_encoder(const std::string& name_or_dir, int threads) {

@@ -1,5 +1,6 @@
-// `counterpoint models list|verify|install`: what is installed, whether it is intact, and
-// installing a pinned model into the per-user cache.
+// `counterpoint models list|verify|install|convert|tokenize`: what is installed, whether it is
+// intact, installing a pinned model or converting a user's own folder into a models folder (both
+// by models/install_model.py), and the ids a model's tokenizer gives.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +128,55 @@ void add_models_commands(CLI::App& app) {
     const std::string dir = resolve_model(*path);
     const ModelManifest m = ModelManifest::load(dir);
     std::cout << dir << ": ok (" << m.name << ", " << m.files.size() << " files verified)\n";
+  });
+
+  auto* tokenize = models->add_subcommand(
+      "tokenize", "Print the vocabulary ids a model's tokenizer gives each text (special tokens included)");
+  struct TokenizeArgs {
+    std::string model;
+    std::vector<std::string> texts;
+    bool json = false;
+  };
+  auto tokenize_args = std::make_shared<TokenizeArgs>();
+  tokenize->add_option("model", tokenize_args->model, "Model directory, or an installed model's name")->required();
+  tokenize->add_option("texts", tokenize_args->texts, "Texts (after --, a text may start with '-')")->required();
+  tokenize->add_flag("--json", tokenize_args->json, "One JSON list of id lists instead of a line of ids per text");
+  tokenize->callback([tokenize_args] {
+    // Loading the whole model (not the tokenizer alone) checks the network loads as well.
+    const auto encoder = load_encoder(tokenize_args->model, 1);
+    nlohmann::json all = nlohmann::json::array();
+    for (const std::string& text : tokenize_args->texts) {
+      const std::vector<int64_t> ids = encoder->tokenize(text).ids;
+      if (tokenize_args->json) {
+        all.push_back(ids);
+        continue;
+      }
+      for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];
+      std::cout << "\n";
+    }
+    if (tokenize_args->json) std::cout << all.dump() << "\n";
+  });
+
+  auto* convert = models->add_subcommand(
+      "convert", "Turn a Hugging Face / sentence-transformers folder (BERT or MPNet) into a counterpoint model, "
+                 "its tokenizer checked against the folder's own before it is written");
+  struct ConvertArgs {
+    std::string folder, name, dest;
+    bool force = false;
+  };
+  auto convert_args = std::make_shared<ConvertArgs>();
+  convert->add_option("folder", convert_args->folder, "The folder holding config.json and the weights")->required();
+  convert->add_option("--name", convert_args->name, "Model name (default: the folder's name, lower-cased)");
+  convert->add_option("--dest", convert_args->dest, "Models folder to write into (default: the per-user cache)");
+  convert->add_flag("--force", convert_args->force, "Replace a model of that name");
+  convert->callback([convert_args] {
+    const std::string dest = convert_args->dest.empty() ? user_models_directory() : convert_args->dest;
+    std::vector<std::string> argv = {model_installer_python(), model_installer(), convert_args->folder, "--convert",
+                                     "--dest", dest, "--tokenize-with", executable_path()};
+    if (!convert_args->name.empty()) argv.insert(argv.end(), {"--as", convert_args->name});
+    if (convert_args->force) argv.push_back("--force");
+    const int status = run_child(argv);
+    if (status != 0) throw CLI::RuntimeError(status);
   });
 
   auto* install = models->add_subcommand(
