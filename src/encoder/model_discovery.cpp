@@ -152,10 +152,11 @@ std::string resolve_model(const std::string& name_or_dir, const std::string& fal
     // A folder the user named that exists: it is the folder, not the name, that is wrong.
     if (std::filesystem::is_regular_file(join_path(name_or_dir, "config.json"))) {
       // A Hugging Face or sentence-transformers checkpoint: what converts it, in one line.
-      throw FileNotFound(name_or_dir + " is a Hugging Face checkpoint (config.json), not a counterpoint model: convert "
-                         "a BERT-family one with `python3 models/bert/convert_hf.py --hf-dir " + name_or_dir +
-                         " --out DIR` of the counterpoint source (--pooling mean for a sentence-transformers "
-                         "model), then load DIR");
+      const std::string folder_name = std::filesystem::path(name_or_dir).lexically_normal().filename().string();
+      throw FileNotFound(name_or_dir + " is a Hugging Face checkpoint (config.json), not a counterpoint model: "
+                         "`counterpoint models convert " + name_or_dir + "` (Python: `cp.models.convert(...)`) "
+                         "converts a BERT or MPNet one into the per-user cache, then load it by its name ('" +
+                         ascii_lower(folder_name) + "')");
     }
     throw FileNotFound(name_or_dir + " is a folder but not a model: a model folder holds manifest.json beside its "
                        "weights (`counterpoint models list` shows the installed models)");

@@ -82,7 +82,9 @@ def test_missing_model_directory_raises_file_not_found(tmp_path):
     (hub / "config.json").write_text('{"model_type": "bert"}')
     (hub / "modules.json").write_text("[]")
     with pytest.raises(FileNotFoundError, match=r"all-MiniLM-L6-v2 is a Hugging Face checkpoint \(config.json\), not "
-                                                r"a counterpoint model: convert .*convert_hf.py --hf-dir "):
+                                                r"a counterpoint model: `counterpoint models convert .*all-MiniLM-L6-v2` \(Python: "
+                                                r"`cp.models.convert\(...\)`\) converts a BERT or MPNet one into the "
+                                                r"per-user cache, then load it by its name \('all-minilm-l6-v2'\)"):
         cp.Encoder.load(str(hub))
 
 
