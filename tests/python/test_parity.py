@@ -3,6 +3,7 @@ flags (read from --help) and the Python keywords (read from the signature line) 
 faces name the same settings. A flag becomes a keyword by dropping the dashes and writing '-' as
 '_'; the few renames and the arguments only one face can have are listed here, each with why."""
 import ast
+import inspect
 import os
 import pathlib
 import re
@@ -95,3 +96,14 @@ def test_every_search_setting_of_the_cli_is_a_keyword_of_index_search_and_search
     assert settings - python_keywords(cp.Index.search) == set()
     options = cp.SearchOptions()
     assert {name for name in settings if not hasattr(options, name)} == set()
+
+
+@pytest.mark.skipif(not CLI.exists(), reason=f"no counterpoint binary at {CLI}")
+@pytest.mark.parametrize("command, function", [
+    (("models", "install"), cp.models.install),
+    (("models", "convert"), cp.models.convert),
+])
+def test_model_commands_take_the_keywords_of_their_python_call(command, function):
+    """The model named or the folder converted is each face's first argument; every flag is a keyword."""
+    keywords = {p.name for p in inspect.signature(function).parameters.values() if p.kind == p.KEYWORD_ONLY}
+    assert cli_keywords(*command) == keywords
