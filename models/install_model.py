@@ -191,6 +191,9 @@ def install(name, dest, downloads=None, force=False, pins_file=None, python=None
 
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+# convert_hf.py's exit statuses for a folder it cannot take and for a missing package (its
+# EXIT_UNSUPPORTED and EXIT_MISSING_PACKAGE; this file imports nothing beside it).
+_EXIT_UNSUPPORTED, _EXIT_MISSING_PACKAGE = 2, 3
 
 
 def convert_folder(source, dest, tokenize, name=None, force=False, python=None):
@@ -201,16 +204,20 @@ def convert_folder(source, dest, tokenize, name=None, force=False, python=None):
     special tokens included) must give the ids the folder's own tokenizer gives the converter's
     probe texts; otherwise nothing is written. A model already at dest/<name> is replaced only
     when `force`. `python` runs the converter (default: this interpreter; it needs torch, numpy
-    and Hugging Face's tokenizers). InstallError (status 2 for the user's arguments) otherwise."""
+    and Hugging Face's tokenizers). InstallError otherwise: status 2 for the user's arguments or a
+    folder the converter cannot take, 3 for a package the converting interpreter lacks."""
     source = os.path.abspath(source)
     if not os.path.isdir(source):
         raise InstallError(f"{source} is not a folder (give the folder holding config.json)", status=2)
-    name = (name or os.path.basename(os.path.normpath(source))).strip().lower()
+    name = (name or os.path.basename(source)).strip().lower()
     if not _NAME.match(name):
-        raise InstallError(f"'{name}' cannot name a model: use letters, digits, '.', '-' and '_', starting with a "
-                           f"letter or digit", status=2)
+        raise InstallError(f"'{name}' cannot name a model: give a name of letters, digits, '.', '-' and '_', "
+                           f"starting with a letter or digit", status=2)
     dest = os.path.abspath(dest)
     target = os.path.join(dest, name)
+    if _inside(target, source) or _inside(source, target):
+        raise InstallError(f"{source} would be converted into {target}, which holds it or lies inside it: give "
+                           f"another name or models folder", status=2)
     if os.path.exists(target) and not force:
         raise InstallError(f"{target} already exists: give another name, or force replacing it", status=2)
     os.makedirs(dest, exist_ok=True)
@@ -223,20 +230,35 @@ def convert_folder(source, dest, tokenize, name=None, force=False, python=None):
                                 capture_output=True, text=True)
         if result.returncode != 0:
             output = (result.stderr.strip() or result.stdout.strip())[-1500:]
-            raise InstallError(f"converting {source} failed:\n{output}",
-                               status=2 if "convert_hf.py: " in output else 1)
+            if result.returncode in (_EXIT_UNSUPPORTED, _EXIT_MISSING_PACKAGE):  # the converter's own words
+                raise InstallError(output.rpartition("convert_hf.py: ")[2],
+                                   status=2 if result.returncode == _EXIT_UNSUPPORTED else 3)
+            raise InstallError(f"converting {source} failed:\n{output}")
         with open(probes_path, encoding="utf-8") as handle:
             probes = json.load(handle)
         actual = tokenize(model_dir, probes["texts"])
+        if len(actual) != len(probes["texts"]):
+            raise InstallError(f"the library's tokenizer gave {len(actual)} results for {len(probes['texts'])} "
+                               f"probe texts; nothing was written")
         for text, mine, theirs in zip(probes["texts"], actual, probes["ids"]):
             if list(mine) != list(theirs):
                 raise InstallError(f"the converted tokenizer differs from {source}'s own on {text!r}: ids "
                                    f"{list(mine)}, the folder's tokenizer gives {theirs}; nothing was written")
+        replaced = os.path.join(scratch, ".replaced")
         if os.path.exists(target):
-            old = os.path.join(scratch, ".replaced")
-            os.replace(target, old)
-        os.replace(model_dir, target)
+            os.replace(target, replaced)
+        try:
+            os.replace(model_dir, target)
+        except OSError:
+            if os.path.exists(replaced):
+                os.replace(replaced, target)  # the model that was there stays
+            raise
     return target
+
+
+def _inside(path, folder):
+    """Whether `path` is `folder` or lies inside it (both absolute)."""
+    return os.path.commonpath([os.path.realpath(path), os.path.realpath(folder)]) == os.path.realpath(folder)
 
 
 def card_license(folder):
@@ -256,7 +278,7 @@ def tokenize_with_cli(executable):
     """A `tokenize` for convert_folder that runs `EXECUTABLE models tokenize` (the CLI's own
     tokenizer, so that its check is the one the CLI will encode with)."""
     def tokenize(model_dir, texts):
-        result = subprocess.run([executable, "models", "tokenize", model_dir, "--json", "--", *texts],
+        result = subprocess.run([executable, "models", "tokenize", model_dir, "--json"], input=json.dumps(texts),
                                 capture_output=True, text=True)
         if result.returncode != 0:
             raise InstallError(f"loading the converted model failed:\n{result.stderr.strip()[-1500:]}")

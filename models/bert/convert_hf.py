@@ -361,15 +361,27 @@ TOKENIZER_PROBES = [
 ]
 
 
+# Exit statuses of main() that install_model.py tells apart: a folder the converter cannot take (its
+# message names why), and a package the check needs that this interpreter lacks.
+EXIT_UNSUPPORTED = 2
+EXIT_MISSING_PACKAGE = 3
+
+
+def require_tokenizers():
+    """Hugging Face's `tokenizers` module; ImportError naming the package when it is missing."""
+    try:
+        import tokenizers  # noqa: PLC0415  (needed by the tokenizer check only)
+    except ImportError:
+        raise ImportError(f"checking the converted tokenizer needs Hugging Face's tokenizers package, which "
+                          f"{sys.executable} lacks: pip install tokenizers") from None
+    return tokenizers
+
+
 def reference_ids(hf_dir, texts):
     """The ids the checkpoint's own tokenizer gives `texts` (special tokens included, nothing cut):
     Hugging Face's `tokenizers` on tokenizer.json, else its BERT WordPiece on vocab.txt with
     do_lower_case. ImportError naming the package when it is missing."""
-    try:
-        import tokenizers  # noqa: PLC0415  (needed by this check only)
-    except ImportError:
-        raise ImportError(f"checking the converted tokenizer needs Hugging Face's tokenizers package, which "
-                          f"{sys.executable} lacks: pip install tokenizers") from None
+    tokenizers = require_tokenizers()
     path = os.path.join(hf_dir, "tokenizer.json")
     if os.path.exists(path):
         tokenizer = tokenizers.Tokenizer.from_file(path)
@@ -546,16 +558,20 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.reference_ids:
-            # First (after the model type), so that a missing tokenizers package stops the
-            # conversion before it starts.
-            read_config(args.hf_dir)
+            require_tokenizers()  # before the conversion's work
+        manifest = convert(args.hf_dir, args.out, args.pooling, args.name, args.max_length,
+                           args.query_prefix, args.document_prefix, args.license)
+        if args.reference_ids:
+            # After convert(), which has checked the folder's tokenizer files and model type.
             probes = {"texts": TOKENIZER_PROBES, "ids": reference_ids(args.hf_dir, TOKENIZER_PROBES)}
             with open(args.reference_ids, "w", encoding="utf-8") as f:
                 json.dump(probes, f, ensure_ascii=False)
-        manifest = convert(args.hf_dir, args.out, args.pooling, args.name, args.max_length,
-                           args.query_prefix, args.document_prefix, args.license)
-    except (ValueError, FileNotFoundError, ImportError) as e:
-        sys.exit(f"convert_hf.py: {e}")
+    except ImportError as e:
+        print(f"convert_hf.py: {e}", file=sys.stderr)
+        sys.exit(EXIT_MISSING_PACKAGE)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"convert_hf.py: {e}", file=sys.stderr)
+        sys.exit(EXIT_UNSUPPORTED)
     print(f"wrote {args.out}: {manifest['name']}, {manifest['source']['layers']} layers, "
           f"dim {manifest['embedding_dim']}, pooling {manifest['pooling']}, "
           f"max_length {manifest['max_length']}")

@@ -14,6 +14,7 @@ the folder set-up installed the default models into, then the per-user cache
 
 import importlib.util as _importlib_util
 import pathlib as _pathlib
+import warnings as _warnings
 
 from . import _core
 
@@ -82,8 +83,10 @@ def convert(folder, *, name=None, dest=None, force=False):
     interpreter: it needs torch, numpy and Hugging Face's tokenizers.
 
     Raises ValueError for a folder that is missing or of an unsupported model_type (named), a name
-    that cannot name a model, or a model of that name already in dest (unless `force`), and
-    RuntimeError when the conversion or the tokenizer check fails; nothing is written then."""
+    that cannot name a model, or a model of that name already in dest (unless `force`); ImportError
+    when this interpreter lacks Hugging Face's tokenizers; RuntimeError when the conversion or the
+    tokenizer check fails. Nothing is written then. Warns when a folder looked up earlier holds
+    the same name (loading the name would find that model)."""
     source = _core._path_argument(folder, "folder")
     target = _core._path_argument(dest, "dest") if dest is not None else str(user_cache())
     installer = _installer()
@@ -94,5 +97,19 @@ def convert(folder, *, name=None, dest=None, force=False):
     try:
         converted = installer.convert_folder(source, target, tokenize, name=name, force=force)
     except installer.InstallError as e:
-        raise (ValueError if e.status == 2 else RuntimeError)(str(e)) from None
+        raise {2: ValueError, 3: ImportError}.get(e.status, RuntimeError)(str(e)) from None
+    _warn_if_shadowed(_pathlib.Path(converted))
     return _pathlib.Path(converted)
+
+
+def _warn_if_shadowed(folder):
+    """A UserWarning when a models folder looked up before folder's own holds its name: loading
+    the name would find that model, not this one."""
+    for path, role in search_path():
+        if path == folder.parent:
+            return
+        if (path / folder.name / "manifest.json").exists():
+            _warnings.warn(f"{path / folder.name} ({role}) is found first by the name '{folder.name}': load the "
+                           f"converted model by its folder, {folder}, or convert it under another name",
+                           UserWarning, stacklevel=3)
+            return

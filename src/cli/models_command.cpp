@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 #include "commands.h"
 #include "counterpoint/core/errors.h"
@@ -83,6 +86,27 @@ void list_search_path() {
   }
 }
 
+// A note when a models folder looked up before `dest` holds the converted model's name (the
+// folder's own name, lower-cased, unless one was given): loading the name would find that one.
+void warn_if_shadowed(const std::string& dest, const std::string& name_or_folder) {
+  std::filesystem::path named = std::filesystem::absolute(name_or_folder).lexically_normal();
+  if (named.filename().empty()) named = named.parent_path();
+  const std::string name = ascii_lower(named.filename().string());
+  const auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec);
+  };
+  for (const ModelFolder& folder : model_search_path()) {
+    if (same(folder.path, dest)) return;
+    if (path_exists(join_path(join_path(folder.path, name), "manifest.json"))) {
+      std::cerr << "counterpoint: note: " << join_path(folder.path, name) << " (" << folder.role
+                << ") is found first by the name '" << name << "': load the converted model by its folder, "
+                << join_path(dest, name) << ", or convert it under another --name\n";
+      return;
+    }
+  }
+}
+
 // Runs `argv` with this process's stdin/stdout/stderr; its exit status (1 when it cannot start or
 // dies of a signal).
 int run_child(const std::vector<std::string>& argv) {
@@ -107,7 +131,7 @@ int run_child(const std::vector<std::string>& argv) {
 }  // namespace
 
 void add_models_commands(CLI::App& app) {
-  auto* models = app.add_subcommand("models", "List, verify or install models");
+  auto* models = app.add_subcommand("models", "List, verify, install or convert models; a model's token ids");
   models->require_subcommand(1);
 
   auto* list = models->add_subcommand(
@@ -131,21 +155,34 @@ void add_models_commands(CLI::App& app) {
   });
 
   auto* tokenize = models->add_subcommand(
-      "tokenize", "Print the vocabulary ids a model's tokenizer gives each text (special tokens included)");
+      "tokenize", "Print the vocabulary ids a model's tokenizer gives each text of standard input (one per line; "
+                  "with --json, one JSON list of texts), special tokens included");
   struct TokenizeArgs {
     std::string model;
-    std::vector<std::string> texts;
     bool json = false;
   };
   auto tokenize_args = std::make_shared<TokenizeArgs>();
   tokenize->add_option("model", tokenize_args->model, "Model directory, or an installed model's name")->required();
-  tokenize->add_option("texts", tokenize_args->texts, "Texts (after --, a text may start with '-')")->required();
-  tokenize->add_flag("--json", tokenize_args->json, "One JSON list of id lists instead of a line of ids per text");
+  tokenize->add_flag("--json", tokenize_args->json,
+                     "Read one JSON list of texts and print one JSON list of id lists (texts may hold newlines)");
   tokenize->callback([tokenize_args] {
+    // Texts come from standard input, not arguments: CLI11 would read "[a,b]" as a list of two.
+    const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    std::vector<std::string> texts;
+    if (tokenize_args->json) {
+      const auto parsed = nlohmann::json::parse(input, nullptr, false);
+      if (!parsed.is_array() || !std::all_of(parsed.begin(), parsed.end(), [](const auto& t) { return t.is_string(); })) {
+        throw CLI::ValidationError("--json", "standard input must hold one JSON list of texts, e.g. [\"a text\"]");
+      }
+      texts = parsed.get<std::vector<std::string>>();
+    } else {
+      std::istringstream lines(input);
+      for (std::string line; std::getline(lines, line);) texts.push_back(line);
+    }
     // Loading the whole model (not the tokenizer alone) checks the network loads as well.
     const auto encoder = load_encoder(tokenize_args->model, 1);
     nlohmann::json all = nlohmann::json::array();
-    for (const std::string& text : tokenize_args->texts) {
+    for (const std::string& text : texts) {
       const std::vector<int64_t> ids = encoder->tokenize(text).ids;
       if (tokenize_args->json) {
         all.push_back(ids);
@@ -171,12 +208,14 @@ void add_models_commands(CLI::App& app) {
   convert->add_flag("--force", convert_args->force, "Replace a model of that name");
   convert->callback([convert_args] {
     const std::string dest = convert_args->dest.empty() ? user_models_directory() : convert_args->dest;
-    std::vector<std::string> argv = {model_installer_python(), model_installer(), convert_args->folder, "--convert",
-                                     "--dest", dest, "--tokenize-with", executable_path()};
+    std::vector<std::string> argv = {model_installer_python(), model_installer(), "--convert", "--dest", dest,
+                                     "--tokenize-with", executable_path()};
     if (!convert_args->name.empty()) argv.insert(argv.end(), {"--as", convert_args->name});
     if (convert_args->force) argv.push_back("--force");
+    argv.insert(argv.end(), {"--", convert_args->folder});  // a folder may start with '-'
     const int status = run_child(argv);
     if (status != 0) throw CLI::RuntimeError(status);
+    warn_if_shadowed(dest, convert_args->name.empty() ? convert_args->folder : convert_args->name);
   });
 
   auto* install = models->add_subcommand(

@@ -152,7 +152,10 @@ std::string resolve_model(const std::string& name_or_dir, const std::string& fal
     // A folder the user named that exists: it is the folder, not the name, that is wrong.
     if (std::filesystem::is_regular_file(join_path(name_or_dir, "config.json"))) {
       // A Hugging Face or sentence-transformers checkpoint: what converts it, in one line.
-      const std::string folder_name = std::filesystem::path(name_or_dir).lexically_normal().filename().string();
+      // "My-Model/" names the folder My-Model, as the converter's default name does.
+      std::filesystem::path folder = std::filesystem::absolute(name_or_dir).lexically_normal();
+      if (folder.filename().empty()) folder = folder.parent_path();
+      const std::string folder_name = folder.filename().string();
       throw FileNotFound(name_or_dir + " is a Hugging Face checkpoint (config.json), not a counterpoint model: "
                          "`counterpoint models convert " + name_or_dir + "` (Python: `cp.models.convert(...)`) "
                          "converts a BERT or MPNet one into the per-user cache, then load it by its name ('" +

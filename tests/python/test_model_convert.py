@@ -98,9 +98,23 @@ def test_refusals_name_their_cause_and_leave_the_models_folder_unchanged(tmp_pat
     assert refused.returncode == 2 and "absent is not a folder (give the folder holding config.json)" in refused.stderr
     refused = convert_cli(source, "--dest", models, "--name", "../up")
     assert refused.returncode == 2 and "'../up' cannot name a model" in refused.stderr
-    with pytest.raises(ValueError, match="has no config.json"):
-        cp.models.convert(tmp_path, dest=models, name="empty")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="empty has no config.json"):
+        cp.models.convert(tmp_path / "empty", dest=models)
+    no_vocabulary = tmp_path / "no-vocabulary"
+    shutil.copytree(source, no_vocabulary)
+    (no_vocabulary / "vocab.txt").unlink()
+    with pytest.raises(ValueError, match=r"^\S*no-vocabulary has neither vocab.txt nor tokenizer.json$"):
+        cp.models.convert(no_vocabulary, dest=models)
     assert os.listdir(models) == []
+
+    (models / "ckpt").mkdir()
+    refused = convert_cli(source, "--dest", models)
+    assert refused.returncode == 2 and "ckpt already exists: give another name, or force replacing it" in refused.stderr
+    # The folder being converted is never the one a forced conversion replaces.
+    with pytest.raises(ValueError, match="ckpt would be converted into .*ckpt, which holds it or lies inside it"):
+        cp.models.convert(source, dest=tmp_path, force=True)
+    assert (source / "config.json").exists() and os.listdir(models) == ["ckpt"]
 
 
 def test_a_python_without_tokenizers_is_told_what_to_install(tmp_path):
@@ -109,19 +123,33 @@ def test_a_python_without_tokenizers_is_told_what_to_install(tmp_path):
         pytest.skip("needs a Python with torch but without tokenizers (Debian's /usr/bin/python3)")
     env = {**os.environ, "COUNTERPOINT_PYTHON": bare}
     refused = convert_cli(checkpoint(tmp_path / "ckpt", "bert"), "--dest", tmp_path / "models", env=env)
-    assert refused.returncode == 2
-    assert f"needs Hugging Face's tokenizers package, which {bare} lacks: pip install tokenizers" in refused.stderr
+    assert refused.returncode == 3
+    assert refused.stderr == (f"counterpoint models convert: checking the converted tokenizer needs Hugging Face's "
+                              f"tokenizers package, which {bare} lacks: pip install tokenizers\n")
     assert not (tmp_path / "models" / "ckpt").exists()
 
 
+def test_a_name_found_first_in_an_earlier_models_folder_is_warned_about(tmp_path, monkeypatch):
+    monkeypatch.setenv("COUNTERPOINT_MODELS", str(BERT_TINY.parent))  # holds a model named bert_tiny
+    source = checkpoint(tmp_path / "bert_tiny", "bert")
+    with pytest.warns(UserWarning, match="bert_tiny .* is found first by the name 'bert_tiny': load the converted "
+                                         "model by its folder"):
+        cp.models.convert(source, dest=tmp_path / "models")
+    done = convert_cli(source, "--dest", tmp_path / "other", env={**os.environ, "COUNTERPOINT_MODELS": str(BERT_TINY.parent)})
+    assert done.returncode == 0 and "is found first by the name 'bert_tiny'" in done.stderr
+
+
 def test_tokenize_prints_the_ids_of_hugging_face_s_wordpiece(tmp_path):
-    texts = ["Hello, world!", "", "-a text starting with a dash"]
+    texts = ["Hello, world!", "", "-a text starting with a dash", "[CLS]", "[a,b]"]
     reference = tokenizers.BertWordPieceTokenizer.from_file(str(BERT_TINY / "vocab.txt"), lowercase=True)
     expected = [reference.encode(t).ids for t in texts]
-    as_json = subprocess.run([str(CLI), "models", "tokenize", str(BERT_TINY), "--json", "--", *texts],
+    as_json = subprocess.run([str(CLI), "models", "tokenize", str(BERT_TINY), "--json"], input=json.dumps(texts),
                              capture_output=True, text=True)
     assert as_json.returncode == 0, as_json.stderr
     assert json.loads(as_json.stdout) == expected
-    lines = subprocess.run([str(CLI), "models", "tokenize", str(BERT_TINY), "--", *texts], capture_output=True,
-                           text=True)
+    lines = subprocess.run([str(CLI), "models", "tokenize", str(BERT_TINY)], input="\n".join(texts) + "\n",
+                           capture_output=True, text=True)
     assert lines.stdout.splitlines() == [" ".join(map(str, ids)) for ids in expected]
+    refused = subprocess.run([str(CLI), "models", "tokenize", str(BERT_TINY), "--json"], input='"one text"',
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "standard input must hold one JSON list of texts" in refused.stderr
